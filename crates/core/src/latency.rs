@@ -149,7 +149,11 @@ mod tests {
         let mut all = LatencyHistogram::new();
         for v in 0..10_000u64 {
             let ns = 1000 + (v * 7919) % 500_000;
-            if v % 3 == 0 { a.record(ns) } else { b.record(ns) }
+            if v % 3 == 0 {
+                a.record(ns)
+            } else {
+                b.record(ns)
+            }
             all.record(ns);
         }
         a.merge(&b);

@@ -2,6 +2,7 @@
 //! latency statistics, host facts, the result schema and result directories.
 
 pub mod host;
+pub mod interrupt;
 pub mod latency;
 pub mod result;
 pub mod units;

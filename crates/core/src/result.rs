@@ -167,7 +167,13 @@ pub fn default_dir_name(name: &str) -> String {
     let compact: String = ts.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
     let safe: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     format!("{compact}-{safe}")
 }
@@ -246,7 +252,8 @@ mod tests {
     fn result_documents_round_trip_with_extra_sections() {
         let mut doc = ResultDoc::new("run", "t");
         doc.summary = serde_json::json!({"total": {"iops": 5.0}});
-        doc.extra.insert("warnings".into(), serde_json::json!(["w"]));
+        doc.extra
+            .insert("warnings".into(), serde_json::json!(["w"]));
         let text = serde_json::to_string(&doc).unwrap();
         let back: ResultDoc = serde_json::from_str(&text).unwrap();
         assert_eq!(back.schema, SCHEMA);
@@ -260,7 +267,10 @@ mod tests {
         let tmp = std::env::temp_dir().join(format!("iolens-rd-{}", std::process::id()));
         let d = ResultDir::create(&tmp).unwrap();
         d.write_result(&ResultDoc::new("run", "x")).unwrap();
-        assert!(matches!(ResultDir::create(&tmp), Err(ResultError::Exists(_))));
+        assert!(matches!(
+            ResultDir::create(&tmp),
+            Err(ResultError::Exists(_))
+        ));
         fs::remove_dir_all(&tmp).unwrap();
     }
 

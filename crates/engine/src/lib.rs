@@ -1,1 +1,18 @@
-//! placeholder
+//! Raw I/O for iolens: targets, access distributions, engines (psync,
+//! io_uring, null) and the job runner that measures them.
+
+pub mod buffers;
+pub mod dist;
+pub mod engines;
+pub mod rng;
+pub mod spec;
+pub mod target;
+
+pub use spec::{EngineKind, JobSpec, Layout, Rw};
+pub mod job;
+pub mod verify;
+pub mod worker;
+
+pub use job::{run_job, JobError, JobOutcome, TimeRow};
+pub use target::{TargetError, TargetSet};
+pub mod report;

@@ -164,7 +164,10 @@ mod tests {
     fn the_root_filesystem_device_is_mounted() {
         // On machines where / sits on a real block device, that device is in use.
         if let Some(d) = device_of_path(Path::new("/")) {
-            assert!(d.whole_disk().in_use().is_some(), "{d:?} not seen as in use");
+            assert!(
+                d.whole_disk().in_use().is_some(),
+                "{d:?} not seen as in use"
+            );
             assert!(d.logical_block_size() >= 512);
         } else {
             eprintln!("skipped: / has no block device here");

@@ -72,7 +72,14 @@ impl MachineCpu {
     }
 
     fn total(&self) -> u64 {
-        self.user + self.nice + self.system + self.idle + self.iowait + self.irq + self.softirq + self.steal
+        self.user
+            + self.nice
+            + self.system
+            + self.idle
+            + self.iowait
+            + self.irq
+            + self.softirq
+            + self.steal
     }
 
     /// Busy percentage (everything but idle and iowait) from `before` to `self`.

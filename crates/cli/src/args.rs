@@ -1,0 +1,194 @@
+//! The command line, as typed (clap definitions). Validation and
+//! normalization into typed job descriptions happen in the commands.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use iolens_core::{ByteSize, DurationArg};
+use iolens_engine::dist::Distribution;
+use iolens_engine::spec::BsSplit;
+use std::path::PathBuf;
+
+/// Storage benchmark that looks at storage through the lens of a database.
+#[derive(Parser, Debug)]
+#[command(name = "iolens", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// One raw I/O workload point against files or block devices (fio's job, in fio's words).
+    Run(RunArgs),
+}
+
+/// Where results go and how they are shown (shared by every measuring command).
+#[derive(Args, Debug, Clone)]
+pub struct OutputArgs {
+    /// Name of the run (used in the result directory name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Result directory (default: iolens-results/<UTC timestamp>-<name>/).
+    #[arg(long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Print result.json to stdout instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+    /// No live progress on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RwArg {
+    Read,
+    Write,
+    Randread,
+    Randwrite,
+    Randrw,
+    Rw,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineArg {
+    Psync,
+    #[value(name = "io_uring", alias = "io-uring", alias = "uring")]
+    IoUring,
+    Null,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayoutArg {
+    Concat,
+    Raid0,
+}
+
+/// `iolens run`.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// File or block device to use (repeatable). A missing file is created and filled to --size.
+    #[arg(long = "target", short = 't', value_name = "PATH")]
+    pub targets: Vec<PathBuf>,
+    /// How several targets form one address space.
+    #[arg(long, value_enum, default_value = "concat")]
+    pub layout: LayoutArg,
+    /// Stripe size for --layout raid0.
+    #[arg(long, default_value = "1m")]
+    pub stripe: ByteSize,
+    /// Access pattern.
+    #[arg(long, value_enum, default_value = "randread")]
+    pub rw: RwArg,
+    /// Share of reads in randrw/rw, percent.
+    #[arg(long, default_value_t = 70, value_name = "PCT")]
+    pub mix_read: u32,
+    /// Block size.
+    #[arg(long, default_value = "8k")]
+    pub bs: ByteSize,
+    /// Several block sizes with weights, e.g. 4k/50:64k/50 (overrides --bs).
+    #[arg(long, value_name = "SIZE/PCT:...")]
+    pub bs_split: Option<BsSplit>,
+    /// Start of the region used in each target.
+    #[arg(long, default_value = "0")]
+    pub offset: ByteSize,
+    /// Length of the region used in each target (and the size of files created).
+    #[arg(long)]
+    pub size: Option<ByteSize>,
+    /// I/O engine.
+    #[arg(long, value_enum, default_value = "io_uring")]
+    pub engine: EngineArg,
+    /// Outstanding I/Os per worker (io_uring, null).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub qd: u32,
+    /// Number of workers.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub threads: u32,
+    /// Go through the OS page cache (default: direct I/O).
+    #[arg(long)]
+    pub buffered: bool,
+    /// Measured time.
+    #[arg(long, default_value = "30s")]
+    pub runtime: DurationArg,
+    /// Time run before measuring starts (not counted).
+    #[arg(long, default_value = "0s")]
+    pub ramp: DurationArg,
+    /// Seed for offsets and data (same seed, same offsets).
+    #[arg(long, default_value_t = 0x10_1E45)]
+    pub seed: u64,
+    /// uniform, zipf:THETA, pareto:H or hotspot:PCT@OFFSET+SIZE.
+    #[arg(long, default_value = "uniform")]
+    pub distribution: Distribution,
+    /// Total IOPS to issue (open loop: latency counts from each I/O's intended start).
+    #[arg(long, value_name = "N")]
+    pub rate_iops: Option<u64>,
+    /// fsync after every N writes (per worker).
+    #[arg(long, value_name = "N")]
+    pub fsync: Option<u32>,
+    /// fdatasync after every N writes (per worker).
+    #[arg(long, value_name = "N")]
+    pub fdatasync: Option<u32>,
+    /// Stamp written blocks and check every read; a mismatch fails the run.
+    #[arg(long)]
+    pub verify: bool,
+    /// Allow writing to an existing file that iolens did not create.
+    #[arg(long)]
+    pub allow_overwrite: bool,
+    /// Allow writing to a block device (destroys its data; never while mounted).
+    #[arg(long)]
+    pub allow_destroy: bool,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn run_parses_fio_vocabulary() {
+        let c = Cli::try_parse_from([
+            "iolens",
+            "run",
+            "--target",
+            "/tmp/a",
+            "--target",
+            "/tmp/b",
+            "--rw",
+            "randrw",
+            "--bs-split",
+            "4k/50:64k/50",
+            "--engine",
+            "io_uring",
+            "--qd",
+            "32",
+            "--distribution",
+            "zipf:1.2",
+            "--runtime",
+            "5s",
+        ])
+        .unwrap();
+        let Command::Run(r) = c.command;
+        assert_eq!(r.targets.len(), 2);
+        assert_eq!(r.qd, 32);
+        assert_eq!(r.runtime.0.as_secs(), 5);
+        assert_eq!(r.distribution, Distribution::Zipf { theta: 1.2 });
+    }
+
+    #[test]
+    fn malformed_values_are_rejected_by_the_parser() {
+        for bad in [
+            ["--bs", "8q"],
+            ["--runtime", "soon"],
+            ["--distribution", "gauss"],
+            ["--engine", "libaio"],
+        ] {
+            let mut v = vec!["iolens", "run", "--target", "/tmp/a"];
+            v.extend(bad);
+            assert!(Cli::try_parse_from(v).is_err(), "{bad:?} accepted");
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! The job runner: opens nothing itself, but starts the workers together,
+//! collects their per-second intervals into time-series rows as the run goes,
+//! and merges their histograms at the end.
+
+use crate::engines::{EngineSetup, NullEngine, PsyncEngine, UringEngine};
+use crate::spec::{EngineKind, JobSpec};
+use crate::target::TargetSet;
+use crate::worker::{self, DirStats, Msg, SlotBuffers, VerifyStats, WorkerPlan};
+use iolens_core::LatencyHistogram;
+use iolens_probe::{process_cpu, DiskDelta, DiskStats, ProcessCpu};
+use std::collections::BTreeMap;
+use std::os::unix::io::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Rates of one direction over one second.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct RowDir {
+    pub iops: f64,
+    pub mbps: f64,
+    pub lat_mean_us: f64,
+    pub lat_p99_us: f64,
+}
+
+/// One row of `timeseries.csv`.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct TimeRow {
+    /// Second since the start (ramp included).
+    pub sec: u32,
+    /// Whether the second belongs to the ramp (not counted).
+    pub ramp: bool,
+    /// Length of the interval (1 s, less for the last one).
+    pub interval_s: f64,
+    pub read: RowDir,
+    pub write: RowDir,
+}
+
+impl TimeRow {
+    /// CSV header matching [`TimeRow::csv`].
+    pub const CSV_HEADER: &'static str = "sec,phase,interval_s,read_iops,read_mbps,read_lat_mean_us,read_lat_p99_us,write_iops,write_mbps,write_lat_mean_us,write_lat_p99_us";
+
+    /// The row as CSV.
+    pub fn csv(&self) -> String {
+        let d = |r: &RowDir| {
+            format!(
+                "{:.1},{:.3},{:.2},{:.2}",
+                r.iops, r.mbps, r.lat_mean_us, r.lat_p99_us
+            )
+        };
+        format!(
+            "{},{},{:.3},{},{}",
+            self.sec,
+            if self.ramp { "ramp" } else { "run" },
+            self.interval_s,
+            d(&self.read),
+            d(&self.write)
+        )
+    }
+}
+
+/// What a job measured over its counted window.
+#[derive(Debug, Default)]
+pub struct JobOutcome {
+    pub read: DirStats,
+    pub write: DirStats,
+    pub sync: LatencyHistogram,
+    /// Length of the counted window (after the ramp), seconds.
+    pub measured_s: f64,
+    /// CPU of this process over the counted window.
+    pub cpu: ProcessCpu,
+    /// What each device under the targets saw over the counted window.
+    pub disks: Vec<DiskDelta>,
+    pub verify: VerifyStats,
+    /// The first error a worker met; the job stopped there.
+    pub error: Option<String>,
+    /// Stopped early by the `interrupt` flag.
+    pub interrupted: bool,
+}
+
+/// Errors that stop a job before it measures anything (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct JobError(pub String);
+
+fn engine_error(kind: EngineKind, e: &std::io::Error) -> String {
+    match kind {
+        EngineKind::IoUring => format!(
+            "io_uring is not available here ({e}): the kernel lacks it or it is disabled (sysctl kernel.io_uring_disabled); use --engine psync"
+        ),
+        _ => format!("setting up the {kind} engine: {e}"),
+    }
+}
+
+/// Runs `spec` on `targets`. `interrupt` (set by a signal handler) ends the
+/// run early; `on_row` receives each second of the time series as it completes.
+pub fn run_job(
+    spec: Arc<JobSpec>,
+    targets: Arc<TargetSet>,
+    interrupt: &AtomicBool,
+    mut on_row: impl FnMut(&TimeRow),
+) -> Result<JobOutcome, JobError> {
+    if spec.engine == EngineKind::IoUring {
+        io_uring::IoUring::new(8).map_err(|e| JobError(engine_error(spec.engine, &e)))?;
+    }
+    let threads = spec.threads as usize;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+    let go = Arc::new(Barrier::new(threads + 1));
+    let t0_cell: Arc<OnceLock<Instant>> = Arc::new(OnceLock::new());
+    let ramp_ns = spec.ramp.as_nanos() as u64;
+    let end_ns = ramp_ns + spec.runtime.as_nanos() as u64;
+    let fds: Vec<i32> = targets.targets.iter().map(|t| t.file.as_raw_fd()).collect();
+
+    let mut handles = Vec::with_capacity(threads);
+    for id in 0..threads as u32 {
+        let (spec, targets, stop, tx, ready_tx, go, t0_cell, fds) = (
+            spec.clone(),
+            targets.clone(),
+            stop.clone(),
+            tx.clone(),
+            ready_tx.clone(),
+            go.clone(),
+            t0_cell.clone(),
+            fds.clone(),
+        );
+        let h = std::thread::Builder::new()
+            .name(format!("iolens-w{id}"))
+            .spawn(move || {
+                // SAFETY: prctl on the calling thread; a tiny timer slack keeps
+                // rate-limited sleeps close to their deadline.
+                unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0, 0, 0) };
+                let (region_start, region_len) = if spec.verify {
+                    // Each worker owns a slice: no two workers write one block.
+                    let bs = spec.bs;
+                    let per = targets.len / spec.threads as u64 / bs * bs;
+                    (per * id as u64, per)
+                } else {
+                    (0, targets.len)
+                };
+                let mut bufs = SlotBuffers::new(spec.qd as usize, spec.max_bs() as usize, spec.seed ^ id as u64);
+                let iovecs = bufs.iovecs();
+                let setup = EngineSetup { fds: &fds, depth: spec.qd, buffers: &iovecs };
+                let mk_plan = |t0: Instant| WorkerPlan {
+                    id,
+                    spec: spec.clone(),
+                    targets: targets.clone(),
+                    region_start,
+                    region_len,
+                    t0,
+                    ramp_ns,
+                    end_ns,
+                    stop: stop.clone(),
+                    tx: tx.clone(),
+                };
+                if region_len < spec.max_bs() {
+                    let _ = ready_tx.send(Err(format!(
+                        "the region is too small for {} workers with --verify; use fewer --threads or a larger --size",
+                        spec.threads
+                    )));
+                    go.wait();
+                    return worker::WorkerOutcome::default();
+                }
+                macro_rules! work {
+                    ($engine:expr) => {{
+                        let mut engine = $engine;
+                        let _ = ready_tx.send(Ok(()));
+                        go.wait();
+                        if stop.load(Ordering::Relaxed) {
+                            return worker::WorkerOutcome::default();
+                        }
+                        let plan = mk_plan(*t0_cell.get().expect("t0 is set before the start barrier"));
+                        worker::run(plan, &mut engine, &mut bufs)
+                    }};
+                }
+                match spec.engine {
+                    EngineKind::Null => work!(NullEngine::default()),
+                    EngineKind::Psync => work!(PsyncEngine::new(&fds)),
+                    EngineKind::IoUring => match UringEngine::new(&setup) {
+                        Ok(e) => work!(e),
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(engine_error(EngineKind::IoUring, &e)));
+                            go.wait();
+                            worker::WorkerOutcome::default()
+                        }
+                    },
+                }
+            })
+            .map_err(|e| JobError(format!("cannot start worker threads: {e}")))?;
+        handles.push(h);
+    }
+    drop(tx);
+    drop(ready_tx);
+
+    let mut setup_error = None;
+    for _ in 0..threads {
+        if let Ok(Err(e)) = ready_rx.recv() {
+            setup_error.get_or_insert(e);
+        }
+    }
+    let devices: Vec<String> = {
+        let mut v: Vec<String> = targets
+            .targets
+            .iter()
+            .filter_map(|t| t.device.as_ref().map(|d| d.name.clone()))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let t0 = Instant::now();
+    t0_cell.set(t0).expect("t0 is set once");
+    if setup_error.is_some() {
+        stop.store(true, Ordering::Relaxed);
+    }
+    let mut base = (ramp_ns == 0).then(|| (DiskStats::read().ok(), process_cpu(), Instant::now()));
+    go.wait();
+    if let Some(e) = setup_error {
+        for h in handles {
+            let _ = h.join();
+        }
+        return Err(JobError(e));
+    }
+
+    // Collect intervals into rows as the run goes.
+    let ramp_at = t0 + Duration::from_nanos(ramp_ns);
+    let mut pending: BTreeMap<u32, (usize, DirStats, DirStats)> = BTreeMap::new();
+    let mut done = 0;
+    let mut interrupted = false;
+    let emit = |sec: u32,
+                r: &DirStats,
+                w: &DirStats,
+                interval_s: f64,
+                on_row: &mut dyn FnMut(&TimeRow)| {
+        let dir = |d: &DirStats| RowDir {
+            iops: d.ops as f64 / interval_s,
+            mbps: d.bytes as f64 / interval_s / 1e6,
+            lat_mean_us: d.hist.mean_ns() / 1e3,
+            lat_p99_us: d.hist.quantile_ns(0.99) as f64 / 1e3,
+        };
+        on_row(&TimeRow {
+            sec,
+            ramp: (sec as u64 + 1) * 1_000_000_000 <= ramp_ns,
+            interval_s,
+            read: dir(r),
+            write: dir(w),
+        });
+    };
+    while done < threads {
+        let wait = if base.is_none() {
+            ramp_at
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(100))
+        } else {
+            Duration::from_millis(100)
+        };
+        match rx.recv_timeout(wait) {
+            Ok(Msg::Interval(iv)) => {
+                let e = pending
+                    .entry(iv.sec)
+                    .or_insert_with(|| (0, DirStats::default(), DirStats::default()));
+                e.0 += 1;
+                e.1.merge(&iv.read);
+                e.2.merge(&iv.write);
+                let over = Instant::now().saturating_duration_since(t0).as_nanos() as u64;
+                while let Some(entry) = pending.first_entry() {
+                    // A row is written once every worker reported it and the second is over.
+                    if entry.get().0 < threads || (*entry.key() as u64 + 1) * 1_000_000_000 > over {
+                        break;
+                    }
+                    let (sec, (_, r, w)) = entry.remove_entry();
+                    emit(sec, &r, &w, 1.0, &mut on_row);
+                }
+            }
+            Ok(Msg::Done(_)) => done += 1,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        if base.is_none() && Instant::now() >= ramp_at {
+            base = Some((DiskStats::read().ok(), process_cpu(), Instant::now()));
+        }
+        if interrupt.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            stop.store(true, Ordering::Relaxed);
+        }
+    }
+    let mut out = JobOutcome {
+        interrupted,
+        ..Default::default()
+    };
+    let mut last_ns = 0;
+    for h in handles {
+        let w = h
+            .join()
+            .map_err(|_| JobError("a worker thread panicked".into()))?;
+        out.read.merge(&w.read);
+        out.write.merge(&w.write);
+        out.sync.merge(&w.sync);
+        out.verify.checked += w.verify.checked;
+        out.verify.unstamped += w.verify.unstamped;
+        last_ns = last_ns.max(w.last_ns);
+        if out.error.is_none() {
+            out.error = w.error;
+        }
+    }
+    let end_disk = DiskStats::read().ok();
+    let end_cpu = process_cpu();
+    let final_ns = last_ns.clamp(ramp_ns, end_ns);
+    for (sec, (_, r, w)) in std::mem::take(&mut pending) {
+        let start = sec as u64 * 1_000_000_000;
+        let len = (final_ns.saturating_sub(start))
+            .min(1_000_000_000)
+            .max(1_000_000) as f64
+            / 1e9;
+        emit(sec, &r, &w, len, &mut on_row);
+    }
+    out.measured_s = (final_ns - ramp_ns) as f64 / 1e9;
+    if let Some((disk0, cpu0, _)) = base {
+        out.cpu = end_cpu.since(&cpu0);
+        if let (Some(a), Some(b)) = (end_disk.as_ref(), disk0.as_ref()) {
+            out.disks = devices.iter().filter_map(|d| a.delta(b, d)).collect();
+        }
+    }
+    Ok(out)
+}
