@@ -41,3 +41,22 @@ pub fn report(e: &anyhow::Error) -> ExitCode {
         ExitCode::from(1)
     }
 }
+
+/// Prints a command-line parsing error as one line (help and version as usual).
+pub fn clap_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+    }
+    let text = e.render().to_string();
+    let first = text.lines().next().unwrap_or("invalid command line");
+    let msg = first.strip_prefix("error: ").unwrap_or(first);
+    eprintln!("iolens: {msg} (see --help)");
+    ExitCode::from(2)
+}

@@ -12,7 +12,10 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = args::Cli::parse();
+    let cli = match args::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return errors::clap_error(e),
+    };
     install_signal_handlers();
     let result = match cli.command {
         args::Command::Run(a) => cmd_run::run(a),
