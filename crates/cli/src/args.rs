@@ -19,6 +19,16 @@ pub struct Cli {
 pub enum Command {
     /// One raw I/O workload point against files or block devices (fio's job, in fio's words).
     Run(RunArgs),
+    /// Run a command over a plan of points (axes or a list) from a TOML file, one result per point.
+    Sweep(crate::cmd_sweep::SweepArgs),
+    /// Tables, knees, charts and an HTML page from result directories (any kind, sweeps too).
+    Report(crate::cmd_report::ReportArgs),
+    /// Systems or configurations side by side, with ratios against the first.
+    Compare(crate::cmd_compare::CompareArgs),
+    /// max_iops, latency and max_mbps the open way: ladders of outstanding reads, repeated over trials.
+    Calibrate(crate::cmd_calibrate::CalibrateArgs),
+    /// ORION's matrix of small random and large I/O streams, with ORION's output files.
+    Matrix(crate::cmd_matrix::MatrixArgs),
 }
 
 /// Where results go and how they are shown (shared by every measuring command).
@@ -98,6 +108,9 @@ pub struct RunArgs {
     /// Outstanding I/Os per worker (io_uring, null).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub qd: u32,
+    /// io_uring: hand queued I/Os to the kernel once this many are queued (fio's iodepth_batch_submit).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub submit_batch: u32,
     /// Number of workers.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub threads: u32,
@@ -171,7 +184,9 @@ mod tests {
             "5s",
         ])
         .unwrap();
-        let Command::Run(r) = c.command;
+        let Command::Run(r) = c.command else {
+            panic!("not a run command")
+        };
         assert_eq!(r.targets.len(), 2);
         assert_eq!(r.qd, 32);
         assert_eq!(r.runtime.0.as_secs(), 5);

@@ -43,6 +43,7 @@ pub fn job_spec(a: &RunArgs) -> Result<JobSpec> {
             EngineArg::Null => EngineKind::Null,
         },
         qd: a.qd,
+        submit_batch: a.submit_batch,
         threads: a.threads,
         direct: !a.buffered,
         runtime: a.runtime.0,

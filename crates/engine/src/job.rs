@@ -142,7 +142,7 @@ pub fn run_job(
                 };
                 let mut bufs = SlotBuffers::new(spec.qd as usize, spec.max_bs() as usize, spec.seed ^ id as u64);
                 let iovecs = bufs.iovecs();
-                let setup = EngineSetup { fds: &fds, depth: spec.qd, buffers: &iovecs };
+                let setup = EngineSetup { fds: &fds, depth: spec.qd, buffers: &iovecs, submit_batch: spec.submit_batch };
                 let mk_plan = |t0: Instant| WorkerPlan {
                     id,
                     spec: spec.clone(),

@@ -121,6 +121,8 @@ pub struct JobSpec {
     pub size: Option<u64>,
     pub engine: EngineKind,
     pub qd: u32,
+    /// io_uring: submit once this many requests are queued (1 = each at once).
+    pub submit_batch: u32,
     pub threads: u32,
     pub direct: bool,
     #[serde(serialize_with = "secs")]
@@ -159,6 +161,7 @@ impl Default for JobSpec {
             size: None,
             engine: EngineKind::IoUring,
             qd: 1,
+            submit_batch: 1,
             threads: 1,
             direct: true,
             runtime: Duration::from_secs(30),
@@ -225,6 +228,12 @@ impl JobSpec {
         }
         if self.qd > 4096 {
             return Err(format!("--qd {} is too deep; use at most 4096", self.qd));
+        }
+        if self.submit_batch == 0 || self.submit_batch > self.qd {
+            return Err(format!(
+                "--submit-batch {} must be 1..--qd ({})",
+                self.submit_batch, self.qd
+            ));
         }
         if self.threads == 0 || self.threads > 4096 {
             return Err("--threads must be 1..4096".into());

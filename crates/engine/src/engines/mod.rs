@@ -69,6 +69,8 @@ pub struct EngineSetup<'a> {
     pub depth: u32,
     /// The worker's buffers, one per slot, for registration.
     pub buffers: &'a [(*mut u8, usize)],
+    /// Queued requests that trigger a submission system call.
+    pub submit_batch: u32,
 }
 
 #[inline]
