@@ -1,0 +1,5 @@
+//! Embedded SQLite for iolens: the SLOB schema in a database file read with
+//! direct I/O, every page read timed.
+
+pub mod slob;
+pub mod vfs;
