@@ -17,7 +17,8 @@ use rusqlite::ffi;
 use std::alloc::{alloc, dealloc, Layout};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -32,9 +33,98 @@ pub static READ_BYTES: AtomicU64 = AtomicU64::new(0);
 /// Total time spent in those reads, ns.
 pub static READ_NS: AtomicU64 = AtomicU64::new(0);
 
+/// Process-wide I/O counters of the files SQLite opens through this VFS.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Page reads served from the WAL file (buffered: not device reads).
+    pub wal_reads: AtomicU64,
+    /// Writes to main database files (checkpoints), their bytes and time.
+    pub db_writes: AtomicU64,
+    pub db_write_bytes: AtomicU64,
+    pub db_write_ns: AtomicU64,
+    /// fsyncs of main database files and their time.
+    pub db_syncs: AtomicU64,
+    pub db_sync_ns: AtomicU64,
+    /// Writes to WAL files, their bytes and time.
+    pub wal_writes: AtomicU64,
+    pub wal_bytes: AtomicU64,
+    pub wal_write_ns: AtomicU64,
+    /// fsyncs of WAL files and their time.
+    pub wal_syncs: AtomicU64,
+    pub wal_sync_ns: AtomicU64,
+}
+
+/// The counters of every file opened through the VFS.
+pub static COUNTERS: Counters = Counters {
+    wal_reads: AtomicU64::new(0),
+    db_writes: AtomicU64::new(0),
+    db_write_bytes: AtomicU64::new(0),
+    db_write_ns: AtomicU64::new(0),
+    db_syncs: AtomicU64::new(0),
+    db_sync_ns: AtomicU64::new(0),
+    wal_writes: AtomicU64::new(0),
+    wal_bytes: AtomicU64::new(0),
+    wal_write_ns: AtomicU64::new(0),
+    wal_syncs: AtomicU64::new(0),
+    wal_sync_ns: AtomicU64::new(0),
+};
+
+/// What a session thread is doing, for wait sampling (an ASH for SQLite).
+pub mod wait {
+    /// Not running an operation.
+    pub const IDLE: u8 = 0;
+    /// Running an operation, not in a VFS call.
+    pub const CPU: u8 = 1;
+    pub const DATA_FILE_READ: u8 = 2;
+    pub const DATA_FILE_WRITE: u8 = 3;
+    pub const DATA_FILE_SYNC: u8 = 4;
+    pub const WAL_WRITE: u8 = 5;
+    pub const WAL_SYNC: u8 = 6;
+    pub const WAL_READ: u8 = 7;
+    pub const LOCK: u8 = 8;
+
+    /// The event name of a state, in PostgreSQL's `Class:Name` form.
+    pub fn name(s: u8) -> Option<&'static str> {
+        Some(match s {
+            CPU => "CPU",
+            DATA_FILE_READ => "IO:DataFileRead",
+            DATA_FILE_WRITE => "IO:DataFileWrite",
+            DATA_FILE_SYNC => "IO:DataFileSync",
+            WAL_WRITE => "IO:WALWrite",
+            WAL_SYNC => "IO:WALSync",
+            WAL_READ => "IO:WALRead",
+            LOCK => "Lock:database",
+            _ => return None,
+        })
+    }
+}
+
 thread_local! {
     static THREAD_READS: RefCell<LatencyHistogram> = RefCell::new(LatencyHistogram::new());
     static BOUNCE: RefCell<Bounce> = const { RefCell::new(Bounce { ptr: std::ptr::null_mut(), len: 0 }) };
+    static WAIT_STATE: RefCell<Option<Arc<AtomicU8>>> = const { RefCell::new(None) };
+}
+
+/// Makes the calling thread report its waits into `state`.
+pub fn bind_thread(state: Arc<AtomicU8>) {
+    WAIT_STATE.with(|s| *s.borrow_mut() = Some(state));
+}
+
+/// Sets the calling thread's wait state (when bound).
+pub fn set_state(v: u8) {
+    WAIT_STATE.with(|s| {
+        if let Some(a) = s.borrow().as_ref() {
+            a.store(v, Ordering::Relaxed)
+        }
+    });
+}
+
+/// Runs `f` in wait state `w`, then returns to CPU.
+fn waiting<R>(w: u8, f: impl FnOnce() -> R) -> R {
+    set_state(w);
+    let r = f();
+    set_state(wait::CPU);
+    r
 }
 
 /// Takes (and resets) the calling thread's read-latency histogram.
@@ -88,6 +178,8 @@ struct DirectFile {
     inner: *mut ffi::sqlite3_file,
     /// O_DIRECT descriptor for reads of a main database file, or -1.
     dfd: c_int,
+    /// 1: main database, 2: WAL, 0: anything else.
+    class: u8,
 }
 
 struct VfsState {
@@ -167,6 +259,13 @@ unsafe extern "C" fn x_open(
     let df = file as *mut DirectFile;
     (*df).base.pMethods = std::ptr::null();
     (*df).dfd = -1;
+    (*df).class = if flags & ffi::SQLITE_OPEN_MAIN_DB != 0 {
+        1
+    } else if flags & ffi::SQLITE_OPEN_WAL != 0 {
+        2
+    } else {
+        0
+    };
     let sz = (*st.default).szOsFile as usize;
     let layout = Layout::from_size_align(sz.max(8), 16).unwrap();
     let inner = alloc(layout) as *mut ffi::sqlite3_file;
@@ -230,6 +329,10 @@ unsafe extern "C" fn x_read(
     let dfd = (*(f as *mut DirectFile)).dfd;
     if dfd < 0 {
         let (i, m) = inner(f);
+        if (*(f as *mut DirectFile)).class == 2 {
+            COUNTERS.wal_reads.fetch_add(1, Ordering::Relaxed);
+            return waiting(wait::WAL_READ, || m.xRead.unwrap()(i, buf, amt, off));
+        }
         return m.xRead.unwrap()(i, buf, amt, off);
     }
     let amt = amt as usize;
@@ -243,9 +346,11 @@ unsafe extern "C" fn x_read(
         if p.is_null() {
             return ffi::SQLITE_IOERR_NOMEM;
         }
+        set_state(wait::DATA_FILE_READ);
         let t = Instant::now();
         let n = libc::pread(dfd, p as *mut c_void, len, start as i64);
         let ns = t.elapsed().as_nanos() as u64;
+        set_state(wait::CPU);
         if n < 0 {
             return ffi::SQLITE_IOERR_READ;
         }
@@ -275,9 +380,56 @@ macro_rules! pass {
     };
 }
 
-pass!(x_write, xWrite, (buf: *const c_void, amt: c_int, off: i64));
+unsafe extern "C" fn x_write(
+    f: *mut ffi::sqlite3_file,
+    buf: *const c_void,
+    amt: c_int,
+    off: i64,
+) -> c_int {
+    let (i, m) = inner(f);
+    let w = m.xWrite.expect("inner file has xWrite");
+    let (state, n, bytes, time) = match (*(f as *mut DirectFile)).class {
+        1 => (
+            wait::DATA_FILE_WRITE,
+            &COUNTERS.db_writes,
+            &COUNTERS.db_write_bytes,
+            &COUNTERS.db_write_ns,
+        ),
+        2 => (
+            wait::WAL_WRITE,
+            &COUNTERS.wal_writes,
+            &COUNTERS.wal_bytes,
+            &COUNTERS.wal_write_ns,
+        ),
+        _ => return w(i, buf, amt, off),
+    };
+    let t = Instant::now();
+    let rc = waiting(state, || w(i, buf, amt, off));
+    n.fetch_add(1, Ordering::Relaxed);
+    bytes.fetch_add(amt as u64, Ordering::Relaxed);
+    time.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    rc
+}
+
+unsafe extern "C" fn x_sync(f: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
+    let (i, m) = inner(f);
+    let s = m.xSync.expect("inner file has xSync");
+    let (state, n, time) = match (*(f as *mut DirectFile)).class {
+        1 => (
+            wait::DATA_FILE_SYNC,
+            &COUNTERS.db_syncs,
+            &COUNTERS.db_sync_ns,
+        ),
+        2 => (wait::WAL_SYNC, &COUNTERS.wal_syncs, &COUNTERS.wal_sync_ns),
+        _ => return s(i, flags),
+    };
+    let t = Instant::now();
+    let rc = waiting(state, || s(i, flags));
+    n.fetch_add(1, Ordering::Relaxed);
+    time.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    rc
+}
 pass!(x_truncate, xTruncate, (size: i64));
-pass!(x_sync, xSync, (flags: c_int));
 pass!(x_file_size, xFileSize, (size: *mut i64));
 pass!(x_lock, xLock, (l: c_int));
 pass!(x_unlock, xUnlock, (l: c_int));
