@@ -17,6 +17,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// The whole picture from one command: raw calibration, a database run, and why they differ.
+    Assess(crate::cmd_assess::AssessArgs),
     /// One raw I/O workload point against files or block devices (fio's job, in fio's words).
     Run(RunArgs),
     /// Run a command over a plan of points (axes or a list) from a TOML file, one result per point.
@@ -29,6 +31,8 @@ pub enum Command {
     Calibrate(crate::cmd_calibrate::CalibrateArgs),
     /// ORION's matrix of small random and large I/O streams, with ORION's output files.
     Matrix(crate::cmd_matrix::MatrixArgs),
+    /// The SLOB method on PostgreSQL: storage seen through a database's buffer cache.
+    Db(crate::cmd_db::DbArgs),
 }
 
 /// Where results go and how they are shown (shared by every measuring command).

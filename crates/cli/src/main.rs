@@ -4,7 +4,14 @@
 //! outcome to an exit code (0 ok, 1 failed run, 2 bad input, 130 interrupted).
 
 mod args;
+mod cmd_assess;
+mod cmd_db;
+mod cmd_calibrate;
+mod cmd_compare;
+mod cmd_matrix;
+mod cmd_report;
 mod cmd_run;
+mod cmd_sweep;
 mod errors;
 mod output;
 
@@ -19,6 +26,13 @@ fn main() -> ExitCode {
     install_signal_handlers();
     let result = match cli.command {
         args::Command::Run(a) => cmd_run::run(a),
+        args::Command::Assess(a) => cmd_assess::run(a),
+        args::Command::Db(a) => cmd_db::run(a),
+        args::Command::Sweep(a) => cmd_sweep::run(a),
+        args::Command::Report(a) => cmd_report::run(a),
+        args::Command::Compare(a) => cmd_compare::run(a),
+        args::Command::Calibrate(a) => cmd_calibrate::run(a),
+        args::Command::Matrix(a) => cmd_matrix::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

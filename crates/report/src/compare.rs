@@ -1,0 +1,424 @@
+//! `iolens compare`: systems or configurations side by side, one column per
+//! input directory, one row per figure that some input has, and ratio columns
+//! against the first input (the baseline).
+
+use crate::analysis::Analysis;
+use crate::load::Point;
+use crate::report::align;
+use crate::{csv, fmt};
+
+/// Output format of the comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned columns for the terminal.
+    Table,
+    /// A GitHub-flavoured Markdown table.
+    Markdown,
+    /// CSV with plain numbers.
+    Csv,
+}
+
+/// One column: the points of one input directory.
+#[derive(Debug, Clone)]
+pub struct Group {
+    /// Column title.
+    pub label: String,
+    /// Its points.
+    pub points: Vec<Point>,
+}
+
+/// One row: a figure for each group (or text, for descriptive rows).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// What the row shows, with its unit.
+    pub label: String,
+    /// The key used in CSV output.
+    pub key: &'static str,
+    /// One value per group.
+    pub values: Vec<Cell>,
+    /// Whether ratio columns make sense for the row.
+    pub ratio: bool,
+}
+
+/// A cell of the comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// No such figure.
+    Empty,
+    /// A number.
+    Num(f64),
+    /// Text.
+    Text(String),
+}
+
+/// The comparison table.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    /// Column titles.
+    pub labels: Vec<String>,
+    /// Rows that at least one group has.
+    pub rows: Vec<Row>,
+}
+
+/// Default column titles: the hosts when each input comes from its own host,
+/// else the sweep's or the result's name, else the directory's name.
+pub fn default_label(dir_name: &str, points: &[Point], hosts_differ: bool) -> String {
+    if hosts_differ {
+        if let Some(p) = points.first() {
+            if !p.host.is_empty() {
+                return p.host.clone();
+            }
+        }
+    }
+    let mut sweeps: Vec<&str> = points.iter().filter_map(|p| p.sweep.as_deref()).collect();
+    sweeps.dedup();
+    if sweeps.len() == 1 && points.iter().all(|p| p.sweep.is_some()) {
+        return sweeps[0].to_string();
+    }
+    if points.len() == 1 && !points[0].name.is_empty() {
+        return points[0].name.clone();
+    }
+    dir_name.to_string()
+}
+
+fn usable(g: &Group) -> impl Iterator<Item = &Point> {
+    g.points.iter().filter(|p| p.usable())
+}
+
+fn max_by_fig<'a>(g: &'a Group, key: &str) -> Option<&'a Point> {
+    usable(g)
+        .filter(|p| p.figures.get(key).is_some())
+        .max_by(|a, b| {
+            a.figures
+                .get(key)
+                .unwrap_or(0.0)
+                .total_cmp(&b.figures.get(key).unwrap_or(0.0))
+        })
+}
+
+fn sequential(p: &Point) -> bool {
+    matches!(
+        p.config.get("rw").and_then(|v| v.as_str()),
+        Some("read" | "write" | "rw")
+    )
+}
+
+/// Builds the comparison. `slo_us` adds the "IOPS within SLO" row.
+pub fn compare(groups: &[Group], slo_us: Option<f64>) -> Comparison {
+    let mut rows: Vec<Row> = Vec::new();
+    let n = groups.len();
+    let text_row = |rows: &mut Vec<Row>, key, label: &str, f: &dyn Fn(&Group) -> Option<String>| {
+        let values: Vec<Cell> = groups
+            .iter()
+            .map(|g| f(g).map_or(Cell::Empty, Cell::Text))
+            .collect();
+        if values.iter().any(|c| *c != Cell::Empty) {
+            rows.push(Row {
+                label: label.to_string(),
+                key,
+                values,
+                ratio: false,
+            });
+        }
+    };
+    text_row(&mut rows, "host", "host", &|g| {
+        let mut h: Vec<&str> = g
+            .points
+            .iter()
+            .map(|p| p.host.as_str())
+            .filter(|h| !h.is_empty())
+            .collect();
+        h.sort();
+        h.dedup();
+        (!h.is_empty()).then(|| h.join(", "))
+    });
+    text_row(&mut rows, "kind", "kind", &|g| {
+        let mut k: Vec<&str> = g.points.iter().map(|p| p.kind.as_str()).collect();
+        k.sort();
+        k.dedup();
+        (!k.is_empty()).then(|| k.join(", "))
+    });
+    text_row(&mut rows, "points", "points (finished / all)", &|g| {
+        Some(format!("{} / {}", usable(g).count(), g.points.len()))
+    });
+    let num_row =
+        |rows: &mut Vec<Row>, key, label: &str, ratio: bool, f: &dyn Fn(&Group) -> Option<f64>| {
+            let values: Vec<Cell> = groups
+                .iter()
+                .map(|g| f(g).map_or(Cell::Empty, Cell::Num))
+                .collect();
+            if values.iter().any(|c| *c != Cell::Empty) {
+                rows.push(Row {
+                    label: label.to_string(),
+                    key,
+                    values,
+                    ratio,
+                });
+            }
+        };
+    let fig = |key: &'static str| move |p: &Point| p.figures.get(key);
+    num_row(&mut rows, "max_iops", "max IOPS", true, &|g| {
+        max_by_fig(g, "iops").and_then(fig("iops"))
+    });
+    text_row(&mut rows, "max_iops_at", "max IOPS at", &|g| {
+        max_by_fig(g, "iops").map(|p| {
+            let l = p.params_label();
+            if l.is_empty() {
+                p.id.clone()
+            } else {
+                l
+            }
+        })
+    });
+    num_row(
+        &mut rows,
+        "lat_mean_at_max_iops_us",
+        "mean latency at max IOPS (µs)",
+        true,
+        &|g| max_by_fig(g, "iops").and_then(|p| p.figures.lat_mean_us()),
+    );
+    num_row(
+        &mut rows,
+        "lat_p99_at_max_iops_us",
+        "p99 latency at max IOPS (µs)",
+        true,
+        &|g| max_by_fig(g, "iops").and_then(|p| p.figures.lat_p99_us()),
+    );
+    num_row(
+        &mut rows,
+        "min_lat_mean_us",
+        "lowest mean latency (µs)",
+        true,
+        &|g| {
+            usable(g)
+                .filter_map(|p| p.figures.lat_mean_us())
+                .min_by(f64::total_cmp)
+        },
+    );
+    if let Some(slo) = slo_us {
+        let label = format!("IOPS within {} (mean and p99)", fmt::latency_us(slo));
+        num_row(&mut rows, "iops_within_slo", &label, true, &|g| {
+            let a = Analysis::new(&g.points, slo);
+            a.series
+                .iter()
+                .filter_map(|s| s.knee.within_slo.as_ref().map(|p| p.iops))
+                .max_by(f64::total_cmp)
+        });
+    }
+    num_row(&mut rows, "max_mbps", "max MB/s", true, &|g| {
+        max_by_fig(g, "mbps").and_then(fig("mbps"))
+    });
+    num_row(&mut rows, "seq_mbps", "sequential MB/s", true, &|g| {
+        usable(g)
+            .filter(|p| sequential(p))
+            .filter_map(|p| p.figures.get("mbps"))
+            .max_by(f64::total_cmp)
+    });
+    num_row(
+        &mut rows,
+        "iops_per_cpu_s",
+        "IOPS per CPU-second",
+        true,
+        &|g| max_by_fig(g, "iops_per_cpu_s").and_then(fig("iops_per_cpu_s")),
+    );
+    num_row(
+        &mut rows,
+        "db_physical_read_iops",
+        "db physical read IOPS",
+        true,
+        &|g| max_by_fig(g, "db_physical_read_iops").and_then(fig("db_physical_read_iops")),
+    );
+    num_row(
+        &mut rows,
+        "db_read_lat_us",
+        "db read latency at max db IOPS (µs)",
+        true,
+        &|g| max_by_fig(g, "db_physical_read_iops").and_then(fig("db_read_lat_us")),
+    );
+    num_row(
+        &mut rows,
+        "os_read_iops",
+        "device reads/s at max db IOPS",
+        true,
+        &|g| max_by_fig(g, "db_physical_read_iops").and_then(fig("os_read_iops")),
+    );
+    num_row(
+        &mut rows,
+        "os_cache_hit_pct",
+        "db reads served by the OS page cache (%)",
+        false,
+        &|g| max_by_fig(g, "db_physical_read_iops").and_then(fig("os_cache_hit_pct")),
+    );
+    num_row(
+        &mut rows,
+        "db_reads_per_cpu_s",
+        "db reads per DB CPU-second",
+        true,
+        &|g| max_by_fig(g, "db_reads_per_cpu_s").and_then(fig("db_reads_per_cpu_s")),
+    );
+    num_row(&mut rows, "db_tps", "db transactions/s", true, &|g| {
+        max_by_fig(g, "db_tps").and_then(fig("db_tps"))
+    });
+    let _ = n;
+    Comparison {
+        labels: groups.iter().map(|g| g.label.clone()).collect(),
+        rows,
+    }
+}
+
+fn show(c: &Cell, key: &str) -> String {
+    match c {
+        Cell::Empty => "-".into(),
+        Cell::Text(t) => t.clone(),
+        Cell::Num(v) => {
+            if key.ends_with("_us") || key.ends_with("_pct") || key.contains("mbps") {
+                fmt::sig(*v)
+            } else {
+                fmt::count(*v)
+            }
+        }
+    }
+}
+
+fn ratio(row: &Row, j: usize) -> Option<f64> {
+    match (&row.values[0], &row.values[j]) {
+        (Cell::Num(a), Cell::Num(b)) if row.ratio && *a != 0.0 => Some(b / a),
+        _ => None,
+    }
+}
+
+impl Comparison {
+    /// Header: figure, each label, and a ratio column after every column but the first.
+    fn header(&self) -> Vec<String> {
+        let mut h = vec!["figure".to_string()];
+        for (j, l) in self.labels.iter().enumerate() {
+            h.push(l.clone());
+            if j > 0 {
+                h.push(format!("{l} / {}", self.labels[0]));
+            }
+        }
+        h
+    }
+
+    /// The comparison in `format`.
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Csv => {
+                let mut h = vec!["figure".to_string()];
+                for (j, l) in self.labels.iter().enumerate() {
+                    h.push(l.clone());
+                    if j > 0 {
+                        h.push(format!("{l}/{}", self.labels[0]));
+                    }
+                }
+                let mut s = csv::line(&h);
+                s.push('\n');
+                for r in &self.rows {
+                    let mut cells = vec![r.key.to_string()];
+                    for (j, c) in r.values.iter().enumerate() {
+                        cells.push(match c {
+                            Cell::Empty => String::new(),
+                            Cell::Num(v) => fmt::csv_number(*v),
+                            Cell::Text(t) => t.clone(),
+                        });
+                        if j > 0 {
+                            cells.push(ratio(r, j).map(|v| fmt::sig_n(v, 4)).unwrap_or_default());
+                        }
+                    }
+                    s.push_str(&csv::line(&cells));
+                    s.push('\n');
+                }
+                s
+            }
+            Format::Table | Format::Markdown => {
+                let mut rows = vec![self.header()];
+                for r in &self.rows {
+                    let mut cells = vec![r.label.clone()];
+                    for (j, c) in r.values.iter().enumerate() {
+                        cells.push(show(c, r.key));
+                        if j > 0 {
+                            cells.push(ratio(r, j).map(fmt::ratio).unwrap_or_default());
+                        }
+                    }
+                    rows.push(cells);
+                }
+                let right: Vec<bool> = (0..rows[0].len()).map(|i| i > 0).collect();
+                if format == Format::Table {
+                    let mut s = align(&rows, &right);
+                    let width = s.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+                    s.insert_str(
+                        s.find('\n').map_or(0, |i| i + 1),
+                        &format!("{}\n", "-".repeat(width)),
+                    );
+                    s
+                } else {
+                    let esc = |c: &str| c.replace('|', "\\|");
+                    let mut s = String::new();
+                    for (i, r) in rows.iter().enumerate() {
+                        s.push_str("| ");
+                        s.push_str(&r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | "));
+                        s.push_str(" |\n");
+                        if i == 0 {
+                            s.push('|');
+                            for r in right.iter().take(r.len()) {
+                                s.push_str(if *r { " ---: |" } else { " --- |" });
+                            }
+                            s.push('\n');
+                        }
+                    }
+                    s
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figures::Figures;
+    use serde_json::json;
+
+    fn point(host: &str, iops: f64, lat: f64, qd: i64) -> Point {
+        let mut f = Figures::default();
+        f.0.insert("iops", iops);
+        f.0.insert("read_iops", iops);
+        f.0.insert("read_lat_mean_us", lat);
+        f.0.insert("read_lat_p99_us", lat * 2.0);
+        let dir = std::env::temp_dir();
+        let mut p = crate::load::tests_point(&dir, host);
+        p.figures = f;
+        p.params = vec![("qd".into(), json!(qd))];
+        p
+    }
+
+    #[test]
+    fn columns_ratios_and_formats() {
+        let a = Group {
+            label: "A".into(),
+            points: vec![point("a", 1000.0, 100.0, 1), point("a", 4000.0, 400.0, 4)],
+        };
+        let b = Group {
+            label: "B".into(),
+            points: vec![point("b", 2000.0, 50.0, 1), point("b", 8000.0, 200.0, 4)],
+        };
+        let c = compare(&[a, b], Some(500.0));
+        let max = c.rows.iter().find(|r| r.key == "max_iops").unwrap();
+        assert_eq!(max.values, vec![Cell::Num(4000.0), Cell::Num(8000.0)]);
+        assert_eq!(ratio(max, 1), Some(2.0));
+        // p99 of qd=4 in A is 800 µs > 500: within SLO is qd=1 for A, and qd=1 for B (p99 400 at qd=4? no: 400 µs ≤ 500)
+        let slo = c.rows.iter().find(|r| r.key == "iops_within_slo").unwrap();
+        assert_eq!(slo.values, vec![Cell::Num(1000.0), Cell::Num(8000.0)]);
+        assert!(!c.rows.iter().any(|r| r.key == "db_physical_read_iops"));
+        let t = c.render(Format::Table);
+        assert!(t.contains("max IOPS"), "{t}");
+        assert!(t.contains("2x"), "{t}");
+        let md = c.render(Format::Markdown);
+        assert!(
+            md.starts_with("| figure | A | B | B / A |\n| --- | ---: | ---: | ---: |\n"),
+            "{md}"
+        );
+        let csv = c.render(Format::Csv);
+        assert!(csv.contains("max_iops,4000,8000,2\n"), "{csv}");
+    }
+}
