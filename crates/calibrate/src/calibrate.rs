@@ -636,8 +636,10 @@ pub fn warnings(cfg: &CalibrateConfig, cal: &Calibration) -> Vec<String> {
     if cal.points.iter().all(|p| p.device.is_null()) && !cal.points.is_empty() {
         w.push("no block device found under the targets (tmpfs, overlay?): device counters are missing and the figures may not reflect any storage".into());
     }
+    let small_ratio = extra_ratio(IoKind::Small).unwrap_or(1.0);
     if let Some(r) = extra_ratio(IoKind::Large) {
-        if r >= 1.5 {
+        // Only when small reads show no foreign I/O: then extra requests are splits.
+        if r >= 1.5 && small_ratio <= 1.1 {
             w.push(format!(
                 "each {} read reached the device as about {:.1} requests (the block layer splits it at the queue's max_sectors_kb / max_segments): limits that count requests, or charge each piece, see more I/O than was issued",
                 ByteSize(cfg.large_bs),

@@ -20,7 +20,7 @@ use iolens_core::units::human_bytes;
 use iolens_core::{ByteSize, DurationArg, ResultDoc, Status};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -157,7 +157,7 @@ pub fn run(a: AssessArgs) -> Result<u8> {
     });
     dir.write_result(&doc)?;
     let ph = Phase {
-        progress: !a.out.quiet && std::io::stderr().is_terminal() || !a.out.quiet,
+        progress: !a.out.quiet,
         start: Instant::now(),
         budget: a.duration.0,
     };

@@ -824,6 +824,16 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
     if cache.flagged {
         warnings.push(format!("OS page cache: {}", cache.text));
     }
+    if let Some(d) = &outcome.device {
+        let dbr = outcome.db.physical_reads;
+        if dbr > 0 && d.read_ios as f64 > 1.5 * dbr as f64 {
+            warnings.push(format!(
+                "the device {} saw {} read requests for the database's {dbr} physical reads: other \
+                 processes (or readahead) read from it too, and the device figures include them",
+                d.device, d.read_ios
+            ));
+        }
+    }
     let rps = outcome.db.physical_reads as f64 / outcome.ops[0].ops.max(1) as f64;
     if outcome.ops[0].ops > 0 && rps > spec.work_unit as f64 * 1.2 {
         warnings.push(format!(

@@ -153,6 +153,8 @@ fn streams_of_a_point_run_at_the_same_time() {
             "--duration",
             "1s",
             "-q",
+            "--cache-size",
+            "8m",
             "--output",
         ])
         .arg(&out)
@@ -165,6 +167,8 @@ fn streams_of_a_point_run_at_the_same_time() {
     assert!(s["read"]["ops"].as_u64().unwrap() > 0);
     assert!(l["read"]["ops"].as_u64().unwrap() > 0);
     assert_eq!(s["layout"][0], "1×2 randread");
+    // The cache was warmed before the point, outside the measurement.
+    assert!(p["warmup_bytes"].as_u64().unwrap() >= 8 << 20);
     // Side by side: the point took about one stream's time, not the sum of both.
     let wall = p["wall_s"].as_f64().unwrap();
     let sum = s["measured_s"].as_f64().unwrap() + l["measured_s"].as_f64().unwrap();

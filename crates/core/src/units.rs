@@ -69,7 +69,7 @@ impl fmt::Display for ByteSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.0;
         for (shift, suffix) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
-            if n != 0 && n % (1u64 << shift) == 0 {
+            if n != 0 && n.is_multiple_of(1u64 << shift) {
                 return write!(f, "{}{}", n >> shift, suffix);
             }
         }

@@ -251,7 +251,7 @@ impl JobSpec {
                 return Err("--stripe must be > 0".into());
             }
             for (bs, _) in self.sizes() {
-                if self.stripe % bs != 0 {
+                if !self.stripe.is_multiple_of(bs) {
                     return Err(format!(
                         "--stripe {} is not a multiple of the block size {}: an I/O would span two targets; use a stripe that is a multiple of --bs",
                         ByteSize(self.stripe),

@@ -219,7 +219,7 @@ impl TargetSet {
                 }
             }
             let check = |what: &str, v: u64| -> Result<(), TargetError> {
-                if v % align != 0 {
+                if !v.is_multiple_of(align) {
                     Err(terr(format!(
                         "{what} {} is not a multiple of {align} bytes, which direct I/O needs here; use a multiple of {} (e.g. --bs 8k) or add --buffered",
                         ByteSize(v),

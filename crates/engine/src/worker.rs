@@ -51,7 +51,7 @@ pub struct Interval {
 /// Messages from workers to the collector.
 #[derive(Debug)]
 pub enum Msg {
-    Interval(Interval),
+    Interval(Box<Interval>),
     Done(u32),
 }
 
@@ -326,7 +326,7 @@ impl Worker {
             read: std::mem::take(&mut self.iv_read),
             write: std::mem::take(&mut self.iv_write),
         };
-        let _ = self.plan.tx.send(Msg::Interval(iv));
+        let _ = self.plan.tx.send(Msg::Interval(Box::new(iv)));
     }
 
     /// Sends finished seconds up to the one holding `now_ns`.
