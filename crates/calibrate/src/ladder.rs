@@ -96,27 +96,28 @@ impl LadderConfig {
         self.max_latency_us.map_or(true, |m| s.lat_us <= m)
     }
 
-    /// Index of the best step: the highest figure among steps within the
-    /// latency limit (the fewest outstanding I/Os on a tie); `None` when no
-    /// step is within it.
+    /// Index of the best step among those within the latency limit: the
+    /// highest figure, where a figure less than `min_gain` below the highest
+    /// counts as equal (the ladder's own rule for "no growth") and the step
+    /// with the fewest outstanding I/Os — the lowest latency — wins. `None`
+    /// when no step is within the limit.
     pub fn best(&self, steps: &[Step]) -> Option<usize> {
-        let mut best: Option<usize> = None;
-        for (i, s) in steps.iter().enumerate() {
-            if !self.within(&s.sample) {
-                continue;
-            }
-            best = match best {
-                Some(b)
-                    if steps[b].sample.value > s.sample.value
-                        || (steps[b].sample.value == s.sample.value
-                            && steps[b].outstanding <= s.outstanding) =>
-                {
-                    Some(b)
-                }
-                _ => Some(i),
-            };
-        }
-        best
+        let top = steps
+            .iter()
+            .filter(|s| self.within(&s.sample))
+            .map(|s| s.sample.value)
+            .reduce(f64::max)?;
+        let floor = top * (1.0 - self.min_gain);
+        steps
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| self.within(&s.sample) && s.sample.value >= floor)
+            .min_by(|(_, a), (_, b)| {
+                a.outstanding
+                    .cmp(&b.outstanding)
+                    .then(b.sample.value.total_cmp(&a.sample.value))
+            })
+            .map(|(i, _)| i)
     }
 }
 
@@ -352,6 +353,31 @@ mod tests {
         let (out, asked) = run(&c, device(100.0, 1e9));
         assert_eq!(out.stop, Stop::Limit);
         assert_eq!(asked, vec![1, 2, 4, 8]);
+    }
+
+    #[test]
+    fn gains_under_min_gain_count_as_equal_and_the_lowest_latency_wins() {
+        let step = |o: u32, v: f64| Step {
+            outstanding: o,
+            phase: Phase::Ladder,
+            sample: Sample {
+                value: v,
+                lat_us: o as f64 * 333.0,
+            },
+        };
+        let c = cfg();
+        // 4 outstanding is 1.4 % above 1: the same plateau, so 1 wins.
+        let flat = [step(1, 3009.0), step(2, 3000.0), step(4, 3050.0)];
+        assert_eq!(c.best(&flat), Some(0));
+        // 2 is 50 % above 1: a real gain.
+        let rising = [step(1, 2000.0), step(2, 3000.0), step(4, 3010.0)];
+        assert_eq!(c.best(&rising), Some(1));
+        // With no tolerance the strict maximum wins.
+        let strict = LadderConfig {
+            min_gain: 0.0,
+            ..cfg()
+        };
+        assert_eq!(strict.best(&flat), Some(2));
     }
 
     #[test]

@@ -118,8 +118,12 @@ fn f(v: &Value) -> Option<f64> {
 
 /// Mean latency of the first (one outstanding I/O) small-read step of a calibration.
 fn qd1(cal: &Value) -> (Option<f64>, Option<f64>) {
-    let Some(ladder) = cal["ladder"].as_array() else { return (None, None) };
-    let p = ladder.iter().find(|p| p["io"] == "small" && p["outstanding"] == 1);
+    let Some(ladder) = cal["ladder"].as_array() else {
+        return (None, None);
+    };
+    let p = ladder
+        .iter()
+        .find(|p| p["io"] == "small" && p["outstanding"] == 1);
     p.map_or((None, None), |p| (f(&p["lat_us"]["mean"]), f(&p["iops"])))
 }
 
@@ -128,15 +132,17 @@ pub fn run(a: AssessArgs) -> Result<u8> {
         return usage(format!("--dir {} is not a directory", a.dir.display()));
     }
     if a.duration.0 < Duration::from_secs(20) {
-        return usage("--duration must be at least 20s (a raw calibration and a database run need time)");
+        return usage(
+            "--duration must be at least 20s (a raw calibration and a database run need time)",
+        );
     }
     if a.sessions.is_empty() || a.sessions.contains(&0) {
         return usage("--sessions needs session counts ≥ 1, e.g. 1,4");
     }
     let backend = match a.db {
-        DbChoice::Postgres if !initdb_found() => {
-            return usage("PostgreSQL server binaries not found: apt-get install postgresql, or use --db sqlite")
-        }
+        DbChoice::Postgres if !initdb_found() => return usage(
+            "PostgreSQL server binaries not found: apt-get install postgresql, or use --db sqlite",
+        ),
         DbChoice::Postgres => "postgres",
         DbChoice::Sqlite => "sqlite",
         DbChoice::Auto if initdb_found() => "postgres",
@@ -168,44 +174,88 @@ pub fn run(a: AssessArgs) -> Result<u8> {
     // 1. Raw: calibrate with a time budget of ~30 %.
     let cal_dir = out.join("calibrate");
     let step = (total * 0.30 / 16.0 - 0.25).clamp(0.5, 5.0);
-    ph.say(&format!("raw: calibrate on {} ({} file, steps of {step:.1}s)", a.dir.display(), human_bytes(a.size.0)));
+    ph.say(&format!(
+        "raw: calibrate on {} ({} file, steps of {step:.1}s)",
+        a.dir.display(),
+        human_bytes(a.size.0)
+    ));
     let target = work.join("calibrate.dat");
     let code = child(&[
-        s("calibrate"), s("--target"), target.display().to_string(), s("--size"), a.size.to_string(),
-        s("--trials"), s("1"), s("--step-time"), format!("{step:.2}s"), s("--ramp"), s("0.25s"),
-        s("--max-outstanding"), s("128"), s("--quiet"), s("--output"), cal_dir.display().to_string(),
+        s("calibrate"),
+        s("--target"),
+        target.display().to_string(),
+        s("--size"),
+        a.size.to_string(),
+        s("--trials"),
+        s("1"),
+        s("--step-time"),
+        format!("{step:.2}s"),
+        s("--ramp"),
+        s("0.25s"),
+        s("--max-outstanding"),
+        s("128"),
+        s("--quiet"),
+        s("--output"),
+        cal_dir.display().to_string(),
     ])?;
     let _ = std::fs::remove_file(&target);
     let cal = load(&cal_dir);
     if code != 0 && !interrupted() {
-        warnings.push(format!("calibrate exited with code {code}; see {}", cal_dir.display()));
+        warnings.push(format!(
+            "calibrate exited with code {code}; see {}",
+            cal_dir.display()
+        ));
     }
 
     // 2. Database: setup, then points read-only and with 20 % updates.
     let mut points: Vec<(u32, u32, PathBuf)> = Vec::new();
     let db_data = work.join("db");
     let server_flags: Vec<String> = if backend == "postgres" {
-        let mut v = vec![s("--pg-dir"), db_data.display().to_string(), s("--cache"), s("16M")];
+        let mut v = vec![
+            s("--pg-dir"),
+            db_data.display().to_string(),
+            s("--cache"),
+            s("16M"),
+        ];
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } == 0 && Path::new("/sys/fs/cgroup/memory").is_dir() {
             v.extend([s("--os-cache-limit"), s("64M")]);
         }
         v
     } else {
-        vec![s("--db"), s("sqlite"), s("--path"), db_data.display().to_string(), s("--cache"), s("1M")]
+        vec![
+            s("--db"),
+            s("sqlite"),
+            s("--path"),
+            db_data.display().to_string(),
+            s("--cache"),
+            s("1M"),
+        ]
     };
     if !interrupted() {
         let scale = if total >= 300.0 { 16384 } else { 4096 };
-        ph.say(&format!("database: {backend} setup, 2 schemas × {scale} blocks"));
+        ph.say(&format!(
+            "database: {backend} setup, 2 schemas × {scale} blocks"
+        ));
         let mut args = vec![s("db"), s("setup")];
         args.extend(server_flags.clone());
-        args.extend([s("--schemas"), s("2"), s("--scale"), s(scale), s("--scan-scale"), s("64"), s("--quiet")]);
+        args.extend([
+            s("--schemas"),
+            s("2"),
+            s("--scale"),
+            s(scale),
+            s("--scan-scale"),
+            s("64"),
+            s("--quiet"),
+        ]);
         if backend == "postgres" {
             args.push(s("--keep"));
         }
         let code = child(&args)?;
         if code != 0 {
-            warnings.push(format!("db setup exited with code {code}: the database part was skipped"));
+            warnings.push(format!(
+                "db setup exited with code {code}: the database part was skipped"
+            ));
         } else {
             let plan: Vec<(u32, u32)> = [0u32, 20]
                 .iter()
@@ -219,31 +269,52 @@ pub fn run(a: AssessArgs) -> Result<u8> {
                 let left = ph.left().saturating_sub(reserve);
                 let per = left.as_secs_f64() / (plan.len() - i) as f64;
                 if per < 2.0 {
-                    warnings.push("time ran out before every database point ran: use a longer --duration".into());
+                    warnings.push(
+                        "time ran out before every database point ran: use a longer --duration"
+                            .into(),
+                    );
                     break;
                 }
                 let warm = (per * 0.25).clamp(0.5, 10.0);
                 let run_s = (per - warm - 1.0).max(1.0);
                 let pdir = out.join(format!("db-s{n}-u{u}"));
-                ph.say(&format!("database: {n} session(s), {u} % updates, {run_s:.0}s"));
+                ph.say(&format!(
+                    "database: {n} session(s), {u} % updates, {run_s:.0}s"
+                ));
                 let mut args = vec![s("db"), s("run")];
                 args.extend(server_flags.clone());
                 args.extend([
-                    s("--sessions"), s(n), s("--update-pct"), s(u), s("--runtime"), secs(Duration::from_secs_f64(run_s)),
-                    s("--warmup"), secs(Duration::from_secs_f64(warm)), s("--quiet"), s("--output"), pdir.display().to_string(),
+                    s("--sessions"),
+                    s(n),
+                    s("--update-pct"),
+                    s(u),
+                    s("--runtime"),
+                    secs(Duration::from_secs_f64(run_s)),
+                    s("--warmup"),
+                    secs(Duration::from_secs_f64(warm)),
+                    s("--quiet"),
+                    s("--output"),
+                    pdir.display().to_string(),
                 ]);
                 if backend == "postgres" {
                     args.push(s("--keep"));
                 }
                 let code = child(&args)?;
                 if code != 0 && !interrupted() {
-                    warnings.push(format!("db run ({n} sessions, {u} % updates) exited with code {code}"));
+                    warnings.push(format!(
+                        "db run ({n} sessions, {u} % updates) exited with code {code}"
+                    ));
                 }
                 points.push((n, u, pdir));
             }
         }
         if backend == "postgres" && !a.keep {
-            let _ = child(&[s("db"), s("teardown"), s("--pg-dir"), db_data.display().to_string()]);
+            let _ = child(&[
+                s("db"),
+                s("teardown"),
+                s("--pg-dir"),
+                db_data.display().to_string(),
+            ]);
         }
     }
     if !a.keep {
@@ -254,7 +325,11 @@ pub fn run(a: AssessArgs) -> Result<u8> {
     let summary = picture(cal.as_ref(), &points, backend);
     doc.summary = summary.clone();
     doc.duration_s = ph.start.elapsed().as_secs_f64();
-    doc.status = if interrupted() { Status::Interrupted } else { Status::Ok };
+    doc.status = if interrupted() {
+        Status::Interrupted
+    } else {
+        Status::Ok
+    };
     doc.extra.insert("warnings".into(), json!(warnings));
     let text = render(&summary, &warnings, &out, doc.duration_s);
     dir.write_result(&doc)?;
@@ -309,10 +384,15 @@ fn picture(cal: Option<&Value>, points: &[(u32, u32, PathBuf)], backend: &str) -
         .iter()
         .filter(|p| p["update_pct"] == 0)
         .max_by(|a, b| {
-            f(&a["physical_read_iops"]).unwrap_or(0.0).total_cmp(&f(&b["physical_read_iops"]).unwrap_or(0.0))
+            f(&a["physical_read_iops"])
+                .unwrap_or(0.0)
+                .total_cmp(&f(&b["physical_read_iops"]).unwrap_or(0.0))
         })
         .cloned();
-    let single = db_points.iter().find(|p| p["sessions"] == 1 && p["update_pct"] == 0).cloned();
+    let single = db_points
+        .iter()
+        .find(|p| p["sessions"] == 1 && p["update_pct"] == 0)
+        .cloned();
     let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
         (Some(a), Some(b)) if b > 0.0 => Some(a / b),
         _ => None,
@@ -322,7 +402,14 @@ fn picture(cal: Option<&Value>, points: &[(u32, u32, PathBuf)], backend: &str) -
     let iops_ratio = ratio(best_iops, f(&raw["max_iops"]));
     let lat_ratio = ratio(db_lat, qd1_lat);
     let upd = db_points.iter().find(|p| p["update_pct"] == 20).cloned();
-    let why = explain(iops_ratio, lat_ratio, best.as_ref(), upd.as_ref(), best.as_ref().map_or(1, |b| b["sessions"].as_u64().unwrap_or(1)));
+    let why = explain(
+        iops_ratio,
+        lat_ratio,
+        best.as_ref(),
+        upd.as_ref(),
+        best.as_ref()
+            .map_or(1, |b| b["sessions"].as_u64().unwrap_or(1)),
+    );
     json!({
         "raw": raw,
         "db": {"backend": backend, "points": db_points},
@@ -332,7 +419,13 @@ fn picture(cal: Option<&Value>, points: &[(u32, u32, PathBuf)], backend: &str) -
     })
 }
 
-fn explain(iops_ratio: Option<f64>, lat_ratio: Option<f64>, best: Option<&Value>, upd: Option<&Value>, sessions: u64) -> String {
+fn explain(
+    iops_ratio: Option<f64>,
+    lat_ratio: Option<f64>,
+    best: Option<&Value>,
+    upd: Option<&Value>,
+    sessions: u64,
+) -> String {
     let mut parts = Vec::new();
     let cached = best.and_then(|b| f(&b["os_cache_hit_pct"])).unwrap_or(0.0);
     if cached > 10.0 {
@@ -368,7 +461,9 @@ fn explain(iops_ratio: Option<f64>, lat_ratio: Option<f64>, best: Option<&Value>
         let mut t = parts.join("; ");
         t.push('.');
         let mut c = t.chars();
-        c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or(t)
+        c.next()
+            .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+            .unwrap_or(t)
     }
 }
 
@@ -386,29 +481,76 @@ fn render(s: &Value, warnings: &[String], out: &Path, elapsed: f64) -> String {
         num(&raw["qd1_iops"], 0),
         num(&raw["qd1_lat_us"], 1)
     );
-    let _ = writeln!(t, "database ({}):", s["db"]["backend"].as_str().unwrap_or("?"));
+    let _ = writeln!(
+        t,
+        "database ({}):",
+        s["db"]["backend"].as_str().unwrap_or("?")
+    );
     let _ = writeln!(
         t,
         "  {:>8} {:>7} {:>12} {:>12} {:>12} {:>11} {:>14} {:>10}",
-        "sessions", "upd %", "phys rd/s", "device rd/s", "read lat us", "write/s", "rd per DBcpu", "OS cache %"
+        "sessions",
+        "upd %",
+        "phys rd/s",
+        "device rd/s",
+        "read lat us",
+        "write/s",
+        "rd per DBcpu",
+        "OS cache %"
     );
     for p in s["db"]["points"].as_array().into_iter().flatten() {
         let _ = writeln!(
             t,
             "  {:>8} {:>7} {:>12} {:>12} {:>12} {:>11} {:>14} {:>10}",
-            p["sessions"].to_string(), p["update_pct"].to_string(), num(&p["physical_read_iops"], 0), num(&p["device_read_iops"], 0),
-            num(&p["read_lat_us"], 1), num(&p["physical_write_iops"], 0), num(&p["reads_per_db_cpu_s"], 0),
+            p["sessions"].to_string(),
+            p["update_pct"].to_string(),
+            num(&p["physical_read_iops"], 0),
+            num(&p["device_read_iops"], 0),
+            num(&p["read_lat_us"], 1),
+            num(&p["physical_write_iops"], 0),
+            num(&p["reads_per_db_cpu_s"], 0),
             num(&p["os_cache_hit_pct"], 1)
         );
     }
     let b = &s["best_db"];
     let _ = writeln!(t, "side by side:");
     let _ = writeln!(t, "  {:<34} {:>14} {:>14}", "", "raw", "database");
-    let _ = writeln!(t, "  {:<34} {:>14} {:>14}", "read IOPS (best)", num(&raw["max_iops"], 0), num(&b["physical_read_iops"], 0));
-    let single = s["db"]["points"].as_array().and_then(|v| v.iter().find(|p| p["sessions"] == 1 && p["update_pct"] == 0).cloned()).unwrap_or(Value::Null);
-    let _ = writeln!(t, "  {:<34} {:>14} {:>14}", "single-block read latency (us)", num(&raw["qd1_lat_us"], 1), num(&single["read_lat_us"], 1));
-    let _ = writeln!(t, "  {:<34} {:>14} {:>14}", "reads per DB CPU second", "", num(&b["reads_per_db_cpu_s"], 0));
-    let _ = writeln!(t, "  {:<34} {:>14} {:>14}", "share served by the OS cache (%)", "0 (direct)", num(&b["os_cache_hit_pct"], 1));
+    let _ = writeln!(
+        t,
+        "  {:<34} {:>14} {:>14}",
+        "read IOPS (best)",
+        num(&raw["max_iops"], 0),
+        num(&b["physical_read_iops"], 0)
+    );
+    let single = s["db"]["points"]
+        .as_array()
+        .and_then(|v| {
+            v.iter()
+                .find(|p| p["sessions"] == 1 && p["update_pct"] == 0)
+                .cloned()
+        })
+        .unwrap_or(Value::Null);
+    let _ = writeln!(
+        t,
+        "  {:<34} {:>14} {:>14}",
+        "single-block read latency (us)",
+        num(&raw["qd1_lat_us"], 1),
+        num(&single["read_lat_us"], 1)
+    );
+    let _ = writeln!(
+        t,
+        "  {:<34} {:>14} {:>14}",
+        "reads per DB CPU second",
+        "",
+        num(&b["reads_per_db_cpu_s"], 0)
+    );
+    let _ = writeln!(
+        t,
+        "  {:<34} {:>14} {:>14}",
+        "share served by the OS cache (%)",
+        "0 (direct)",
+        num(&b["os_cache_hit_pct"], 1)
+    );
     let _ = writeln!(t, "why: {}", s["explanation"].as_str().unwrap_or(""));
     for w in warnings {
         let _ = writeln!(t, "warning: {w}");

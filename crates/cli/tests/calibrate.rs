@@ -112,18 +112,27 @@ fn calibrate_on_a_real_file_reports_figures_spread_and_ladders() {
                 assert!(p["ops"].as_u64().unwrap() > 0);
             }
         }
-        // max_iops is the best small step within the latency limit.
-        let best = steps(&doc, n, "small")
-            .iter()
+        // max_iops is the best small step within the latency limit, where
+        // steps less than --min-gain (3 %) below the highest count as equal
+        // and the fewest outstanding I/Os win; max_mbps likewise, no limit.
+        let pick = |st: Vec<&Value>, key: &str| {
+            let top = st.iter().map(|p| f(&p[key])).fold(0.0, f64::max);
+            st.iter()
+                .filter(|p| f(&p[key]) >= top * 0.97)
+                .min_by_key(|p| p["outstanding"].as_u64().unwrap())
+                .map(|p| (f(&p[key]), p["outstanding"].as_u64().unwrap()))
+                .unwrap()
+        };
+        let small: Vec<&Value> = steps(&doc, n, "small")
+            .into_iter()
             .filter(|p| p["within_latency"] == true)
-            .map(|p| f(&p["iops"]))
-            .fold(0.0, f64::max);
+            .collect();
+        let (best, at) = pick(small, "iops");
         assert_eq!(f(&t["max_iops"]), best);
-        let best_mbps = steps(&doc, n, "large")
-            .iter()
-            .map(|p| f(&p["mbps"]))
-            .fold(0.0, f64::max);
+        assert_eq!(t["iops_outstanding"], at);
+        let (best_mbps, at) = pick(steps(&doc, n, "large"), "mbps");
         assert_eq!(f(&t["max_mbps"]), best_mbps);
+        assert_eq!(t["mbps_outstanding"], at);
         iops.push(f(&t["max_iops"]));
     }
     let mean = iops.iter().sum::<f64>() / iops.len() as f64;

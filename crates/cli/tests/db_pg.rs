@@ -14,8 +14,25 @@ fn iolens() -> Command {
     Command::cargo_bin("iolens").unwrap()
 }
 
+/// Whether every directory down to `p` can be entered by others (the
+/// managed server runs as the `postgres` user when the tests run as root).
+fn searchable_by_others(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.ancestors()
+        .all(|a| fs::metadata(a).map_or(true, |m| m.permissions().mode() & 0o001 != 0))
+}
+
 fn scratch(name: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_TARGET_TMPDIR"))
+    let mut base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    if !searchable_by_others(&base) {
+        eprintln!(
+            "{} is not searchable by the server's account; using {}",
+            base.display(),
+            std::env::temp_dir().display()
+        );
+        base = std::env::temp_dir();
+    }
+    let p = base
         .join("db_pg")
         .join(format!("{name}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&p);
@@ -435,6 +452,39 @@ fn managed_cluster_end_to_end() {
     assert!(
         !processes_in(&pg).is_empty(),
         "--keep did not keep the server"
+    );
+    // The kept server, reached as an existing one: nothing about it is changed.
+    let state: Value =
+        serde_json::from_slice(&fs::read(pg.join("iolens-cluster.json")).unwrap()).unwrap();
+    let dsn = format!(
+        "host={} port={} user=iolens dbname=iolens",
+        state["running"]["socket_dir"].as_str().unwrap(),
+        state["port"]
+    );
+    let r = json_out(&[
+        "db",
+        "run",
+        "--dsn",
+        &dsn,
+        "--sessions",
+        "2",
+        "--update-pct",
+        "10",
+        "--runtime",
+        "1s",
+        "--warmup",
+        "0s",
+        "--output",
+        root.join("r6").to_str().unwrap(),
+        "--json",
+        "-q",
+    ]);
+    assert_eq!(r["status"], "ok");
+    assert_eq!(r["config"]["server"]["managed"], false);
+    assert!(r["summary"]["db"]["physical_reads"].as_u64().unwrap() > 0);
+    assert!(
+        !processes_in(&pg).is_empty(),
+        "a --dsn run stopped a server it does not own"
     );
     iolens()
         .args(["db", "teardown", "--pg-dir", pg.to_str().unwrap()])
