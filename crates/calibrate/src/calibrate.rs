@@ -425,7 +425,9 @@ pub fn run(
                     started: Instant::now(),
                 });
                 let mut runs =
-                    run_together(std::slice::from_ref(&spec), targets, interrupt, || observe(Event::Tick))?;
+                    run_together(std::slice::from_ref(&spec), targets, interrupt, || {
+                        observe(Event::Tick)
+                    })?;
                 let out = runs.remove(0).outcome;
                 let p = LadderPoint::new(cfg, trial, io, phase, &spec, &out);
                 let sample = Sample {

@@ -53,6 +53,10 @@ impl Stop {
     }
 }
 
+/// Figures this close to the highest (relative) count as equal when the best
+/// step is chosen.
+pub const TIE: f64 = 0.01;
+
 /// The rules' parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LadderConfig {
@@ -97,17 +101,17 @@ impl LadderConfig {
     }
 
     /// Index of the best step among those within the latency limit: the
-    /// highest figure, where a figure less than `min_gain` below the highest
-    /// counts as equal (the ladder's own rule for "no growth") and the step
-    /// with the fewest outstanding I/Os — the lowest latency — wins. `None`
-    /// when no step is within the limit.
+    /// highest figure, where figures within [`TIE`] (1 %) of the highest
+    /// count as equal and the step with the fewest outstanding I/Os — the
+    /// lowest latency — wins (on a plateau, more outstanding I/Os only add
+    /// latency). `None` when no step is within the limit.
     pub fn best(&self, steps: &[Step]) -> Option<usize> {
         let top = steps
             .iter()
             .filter(|s| self.within(&s.sample))
             .map(|s| s.sample.value)
             .reduce(f64::max)?;
-        let floor = top * (1.0 - self.min_gain);
+        let floor = top * (1.0 - TIE.min(self.min_gain));
         steps
             .iter()
             .enumerate()
@@ -356,7 +360,7 @@ mod tests {
     }
 
     #[test]
-    fn gains_under_min_gain_count_as_equal_and_the_lowest_latency_wins() {
+    fn near_ties_go_to_the_lowest_latency() {
         let step = |o: u32, v: f64| Step {
             outstanding: o,
             phase: Phase::Ladder,
@@ -366,9 +370,12 @@ mod tests {
             },
         };
         let c = cfg();
-        // 4 outstanding is 1.4 % above 1: the same plateau, so 1 wins.
-        let flat = [step(1, 3009.0), step(2, 3000.0), step(4, 3050.0)];
+        // 4 outstanding is 0.8 % above 1: the same plateau, so 1 wins.
+        let flat = [step(1, 3009.0), step(2, 3000.0), step(4, 3033.0)];
         assert_eq!(c.best(&flat), Some(0));
+        // 2 is 2 % above 1 (still under --min-gain): the higher figure wins.
+        let near = [step(1, 2940.0), step(2, 3000.0)];
+        assert_eq!(c.best(&near), Some(1));
         // 2 is 50 % above 1: a real gain.
         let rising = [step(1, 2000.0), step(2, 3000.0), step(4, 3010.0)];
         assert_eq!(c.best(&rising), Some(1));

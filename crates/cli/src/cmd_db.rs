@@ -11,14 +11,14 @@ use crate::output::{result_dir, Progress};
 use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
 use iolens_core::result::TargetInfo;
-use iolens_core::{ByteSize, DurationArg, ResultDoc, Status};
+use iolens_core::{ByteSize, DurationArg, ResultDir, ResultDoc, Status};
 use iolens_db::layout::{self, LayoutReport, LayoutSpec};
 use iolens_db::pg::{self, PgBackend, ServerInfo};
 use iolens_db::report::{self, Context};
 use iolens_db::run::{Probes, SecondRow};
 use iolens_db::server::{ManagedCluster, ServerSettings, DATABASE};
 use iolens_db::workload::{Blocks, Hotspot, RedoStress, Think, WorkloadSpec};
-use iolens_db::{pagecache, procs, DbError, BLOCK};
+use iolens_db::{pagecache, procs, Backend, DbError, BLOCK};
 use serde_json::json;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -47,11 +47,16 @@ pub enum DbCommand {
 /// Which server, and how a managed one is configured.
 #[derive(Args, Debug, Clone)]
 pub struct ServerArgs {
+    /// Database: postgres (a managed cluster or --dsn) or sqlite (embedded, files under --path).
+    #[arg(long, value_enum, default_value = "postgres")]
+    pub db: DbKind,
+    /// Directory of the embedded SQLite schema files (with --db sqlite).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["pg_dir", "dsn"])]
+    pub path: Option<PathBuf>,
     /// Managed throwaway cluster in this directory (put it on the storage under test).
     #[arg(
         long,
         value_name = "PATH",
-        required_unless_present = "dsn",
         conflicts_with = "dsn"
     )]
     pub pg_dir: Option<PathBuf>,
@@ -74,6 +79,27 @@ pub struct ServerArgs {
     /// Leave the managed server running afterwards (later commands reuse it).
     #[arg(long)]
     pub keep: bool,
+}
+
+/// Which database `iolens db` works on.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DbKind {
+    Postgres,
+    Sqlite,
+}
+
+impl ServerArgs {
+    /// Checks that --db and --path/--pg-dir/--dsn agree.
+    fn check_kind(&self) -> Result<()> {
+        match (self.db, &self.path) {
+            (DbKind::Sqlite, None) => usage("--db sqlite needs --path DIR (where the schema files live)"),
+            (DbKind::Postgres, Some(_)) => usage("--path is for --db sqlite; a PostgreSQL cluster takes --pg-dir or --dsn"),
+            (DbKind::Postgres, None) if self.pg_dir.is_none() && self.dsn.is_none() => {
+                usage("give --pg-dir PATH (a managed cluster iolens creates there) or --dsn postgres://... (an existing server), or --db sqlite --path DIR")
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// `iolens db setup`.
@@ -324,6 +350,10 @@ fn redact(dsn: &str) -> String {
 }
 
 fn setup(a: SetupArgs) -> Result<u8> {
+    a.server.check_kind()?;
+    if a.server.db == DbKind::Sqlite {
+        return crate::cmd_db_sqlite::setup(a);
+    }
     if a.schemas == 0 {
         return usage("--schemas must be at least 1");
     }
@@ -517,8 +547,8 @@ fn data_bytes(c: &mut postgres::Client, schemas: u32) -> u64 {
     total
 }
 
-fn run_db(a: DbRunArgs) -> Result<u8> {
-    // What can be checked before touching a server.
+/// Checks of `db run` options that need no server.
+pub(crate) fn check_run_args(a: &DbRunArgs) -> Result<()> {
     if a.update_pct > 100 || (51..=99).contains(&a.update_pct) {
         return usage(format!(
             "--update-pct {}: use 0..50 or 100 (51-99 cannot be mixed deterministically, as in SLOB)",
@@ -528,6 +558,53 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
     if a.sessions == Some(0) || a.threads_per_schema == Some(0) {
         return usage("--sessions and --threads-per-schema must be at least 1");
     }
+    Ok(())
+}
+
+/// The work loop's plan from the options, for a layout of `available`
+/// schemas of `scale` blocks.
+pub(crate) fn workload_spec(a: &DbRunArgs, available: u32, scale: u64) -> Result<WorkloadSpec> {
+    let schemas = a.schemas.unwrap_or(available);
+    if schemas == 0 || schemas > available {
+        return usage(format!("--schemas {schemas}: the layout has {available} schemas"));
+    }
+    let sessions = match (a.sessions, a.threads_per_schema) {
+        (Some(n), _) => n,
+        (None, Some(t)) => t * schemas,
+        (None, None) => schemas,
+    };
+    let spec = WorkloadSpec {
+        sessions,
+        schemas,
+        scale,
+        update_pct: a.update_pct,
+        scan_pct: a.scan_pct,
+        work_unit: a.work_unit,
+        update_work_unit: a.update_work_unit,
+        redo_stress: match a.redo_stress {
+            RedoArg::Lite => RedoStress::Lite,
+            RedoArg::Heavy => RedoStress::Heavy,
+        },
+        hotspot: a.hotspot,
+        hot_schema_every: a.hot_schema_freq,
+        think: a.think,
+        runtime: a.runtime.0,
+        work_loop: a.work_loop,
+        warmup: a.warmup.0,
+        seed: a.seed,
+    };
+    if let Err(e) = spec.validate() {
+        return usage(e);
+    }
+    Ok(spec)
+}
+
+fn run_db(a: DbRunArgs) -> Result<u8> {
+    a.server.check_kind()?;
+    if a.server.db == DbKind::Sqlite {
+        return crate::cmd_db_sqlite::run(a);
+    }
+    check_run_args(&a)?;
     let max_sessions = a
         .sessions
         .unwrap_or(0)
@@ -550,17 +627,8 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
         ));
     }
     let available = recorded.len() as u32;
-    let schemas = a.schemas.unwrap_or(available);
-    if schemas == 0 || schemas > available {
-        return usage(format!(
-            "--schemas {schemas}: the layout has {available} schemas"
-        ));
-    }
-    let sessions = match (a.sessions, a.threads_per_schema) {
-        (Some(n), _) => n,
-        (None, Some(t)) => t * schemas,
-        (None, None) => schemas,
-    };
+    let spec = workload_spec(&a, available, recorded[0].scale)?;
+    let sessions = spec.sessions;
     if let Some(c) = &server.managed {
         // A managed server needs room for every session; restart if not.
         let want = sessions + 10;
@@ -582,29 +650,6 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
         }
     }
     let info = db(pg::server_info(&mut admin))?;
-    let spec = WorkloadSpec {
-        sessions,
-        schemas,
-        scale: recorded[0].scale,
-        update_pct: a.update_pct,
-        scan_pct: a.scan_pct,
-        work_unit: a.work_unit,
-        update_work_unit: a.update_work_unit,
-        redo_stress: match a.redo_stress {
-            RedoArg::Lite => RedoStress::Lite,
-            RedoArg::Heavy => RedoStress::Heavy,
-        },
-        hotspot: a.hotspot,
-        hot_schema_every: a.hot_schema_freq,
-        think: a.think,
-        runtime: a.runtime.0,
-        work_loop: a.work_loop,
-        warmup: a.warmup.0,
-        seed: a.seed,
-    };
-    if let Err(e) = spec.validate() {
-        return usage(e);
-    }
     let plan = db(pg::check_plan(&mut admin, spec.work_unit))?;
     if !plan.plain_index_scan {
         return usage(format!(
@@ -613,7 +658,7 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
             plan.custom, plan.generic
         ));
     }
-    let data_bytes = data_bytes(&mut admin, schemas);
+    let data_bytes = data_bytes(&mut admin, spec.schemas);
     let mut warnings = if server.managed.is_none() {
         settings_warnings(&info, data_bytes, spec.update_pct)
     } else {
@@ -692,13 +737,6 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
         .insert("plan".into(), serde_json::to_value(&plan)?);
     dir.write_result(&doc)?;
 
-    let mut ts = dir.append("timeseries.csv")?;
-    writeln!(ts, "{}", TS_HEADER)?;
-    let mut ash = dir.append("ash.csv")?;
-    writeln!(ash, "t_s,event,sessions")?;
-    let progress = Progress::new(&a.out);
-    let total_s = (spec.warmup + spec.runtime).as_secs_f64();
-
     let backend = PgBackend::new(
         server.config.clone(),
         info.major,
@@ -728,9 +766,84 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
             }
         }
     };
+    let cx = Context {
+        server_version: info.version.clone(),
+        server_major: info.major,
+        managed: server.managed.is_some(),
+        // SAFETY: geteuid has no preconditions.
+        root: unsafe { libc::geteuid() } == 0,
+        direct_io: a.server.direct_io,
+        os_cache_limit: a.server.os_cache_limit.map(|l| l.0),
+        data_bytes,
+        shared_buffers_bytes: info.shared_buffers_bytes,
+        mem_bytes: doc.host.mem_bytes,
+    };
+    let m = Measure { spec: &spec, probes, dir, doc, warnings, cx, out: &a.out, name, started };
+    let managed = std::cell::RefCell::new(server.managed.take());
+    let code = measure(
+        &backend,
+        m,
+        &mut || {
+            let mut g = managed.borrow_mut();
+            let c = g.as_mut()?;
+            if c.is_running() {
+                return None;
+            }
+            let log = iolens_db::server::log_tail(&c.log_path(), 3);
+            let _ = c.stop();
+            Some(format!("the database server ended during the run (server log: {log})"))
+        },
+        &|summary| {
+            if let Some(c) = managed.borrow().as_ref() {
+                if let Some(m) = c.cgroup_memory() {
+                    summary["cgroup"] = json!({
+                        "limit_bytes": cgroup.as_ref().map(|g| g.limit_bytes),
+                        "memory": m,
+                    });
+                }
+            }
+        },
+    );
+    server.managed = managed.into_inner();
+    drop(server);
+    code
+}
+
+/// What a measured run needs besides the backend.
+pub(crate) struct Measure<'a> {
+    pub spec: &'a WorkloadSpec,
+    pub probes: Probes,
+    pub dir: ResultDir,
+    pub doc: ResultDoc,
+    pub warnings: Vec<String>,
+    pub cx: Context,
+    pub out: &'a OutputArgs,
+    pub name: String,
+    pub started: Instant,
+}
+
+/// Runs the work loop on any backend, writes the time series, ASH samples,
+/// result.json and summary.txt. `check_server` says whether the server died
+/// (and cleans it up); `decorate` adds backend-specific summary keys.
+pub(crate) fn measure<B: Backend>(
+    backend: &B,
+    m: Measure,
+    check_server: &mut dyn FnMut() -> Option<String>,
+    decorate: &dyn Fn(&mut serde_json::Value),
+) -> Result<u8> {
+    let Measure { spec, probes, dir, mut doc, mut warnings, cx, out, name, started } = m;
+    let spec = spec.clone();
+    let total_s = (spec.warmup + spec.runtime).as_secs_f64();
+    let progress = Progress::new(out);
+    let a_out = out;
+    let mut ts = dir.append("timeseries.csv")?;
+    writeln!(ts, "{}", TS_HEADER)?;
+    let mut ash = dir.append("ash.csv")?;
+    writeln!(ash, "t_s,event,sessions")?;
+
     let ts_err: Arc<std::sync::Mutex<Option<String>>> = Default::default();
     let outcome = iolens_db::run::run(
-        &backend,
+        backend,
         &spec,
         &probes,
         &iolens_core::interrupt::STOP,
@@ -781,18 +894,8 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
     let _ = ash.flush();
     // A server that died mid-run is cleaned up (no process left behind).
     let mut error = outcome.error.clone();
-    if let Some(c) = server.managed.as_mut() {
-        if !c.is_running() {
-            error.get_or_insert_with(|| "the database server ended during the run".into());
-            let log = c.log_path();
-            if let Some(e) = error.as_mut() {
-                e.push_str(&format!(
-                    " (server log: {})",
-                    iolens_db::server::log_tail(&log, 3)
-                ));
-            }
-            let _ = c.stop();
-        }
+    if let Some(e) = check_server() {
+        error.get_or_insert(e);
     }
     if let Some(e) = ts_err.lock().unwrap().take() {
         warnings.push(format!(
@@ -808,18 +911,6 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
         Status::Ok
     };
     doc.error = error.clone();
-    let cx = Context {
-        server_version: info.version.clone(),
-        server_major: info.major,
-        managed: server.managed.is_some(),
-        // SAFETY: geteuid has no preconditions.
-        root: unsafe { libc::geteuid() } == 0,
-        direct_io: a.server.direct_io,
-        os_cache_limit: a.server.os_cache_limit.map(|l| l.0),
-        data_bytes,
-        shared_buffers_bytes: info.shared_buffers_bytes,
-        mem_bytes: doc.host.mem_bytes,
-    };
     let cache = report::cache_verdict(&outcome, &cx);
     if cache.flagged {
         warnings.push(format!("OS page cache: {}", cache.text));
@@ -848,16 +939,7 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
         ));
     }
     let mut summary = report::summary(&outcome, &spec, &cache);
-    if let (Some(c), Some(m)) = (
-        &server.managed,
-        server.managed.as_ref().and_then(|c| c.cgroup_memory()),
-    ) {
-        let _ = c;
-        summary["cgroup"] = json!({
-            "limit_bytes": cgroup.as_ref().map(|g| g.limit_bytes),
-            "memory": m,
-        });
-    }
+    decorate(&mut summary);
     doc.summary = summary;
     doc.extra.insert("warnings".into(), json!(warnings));
     dir.write_result(&doc)?;
@@ -872,13 +954,12 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
         &warnings,
     );
     dir.write_file("summary.txt", text.as_bytes())?;
-    if a.out.json {
+    if a_out.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{text}");
         println!("result: {}", dir.path().display());
     }
-    drop(server);
     Ok(doc.status.exit_code() as u8)
 }
 

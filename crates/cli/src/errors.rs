@@ -55,8 +55,14 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
         return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
     }
     let text = e.render().to_string();
-    let first = text.lines().next().unwrap_or("invalid command line");
-    let msg = first.strip_prefix("error: ").unwrap_or(first);
+    // The message may continue on indented lines (e.g. the missing arguments).
+    let msg: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty() && !l.starts_with("Usage:"))
+        .map(|l| l.trim())
+        .collect();
+    let msg = msg.join(" ");
+    let msg = msg.strip_prefix("error: ").unwrap_or(&msg);
     eprintln!("iolens: {msg} (see --help)");
     ExitCode::from(2)
 }

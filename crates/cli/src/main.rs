@@ -6,6 +6,7 @@
 mod args;
 mod cmd_assess;
 mod cmd_db;
+mod cmd_db_sqlite;
 mod cmd_calibrate;
 mod cmd_compare;
 mod cmd_matrix;

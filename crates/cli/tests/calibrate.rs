@@ -113,12 +113,12 @@ fn calibrate_on_a_real_file_reports_figures_spread_and_ladders() {
             }
         }
         // max_iops is the best small step within the latency limit, where
-        // steps less than --min-gain (3 %) below the highest count as equal
-        // and the fewest outstanding I/Os win; max_mbps likewise, no limit.
+        // steps within 1 % of the highest count as equal and the fewest
+        // outstanding I/Os win; max_mbps likewise, without a latency limit.
         let pick = |st: Vec<&Value>, key: &str| {
             let top = st.iter().map(|p| f(&p[key])).fold(0.0, f64::max);
             st.iter()
-                .filter(|p| f(&p[key]) >= top * 0.97)
+                .filter(|p| f(&p[key]) >= top * 0.99)
                 .min_by_key(|p| p["outstanding"].as_u64().unwrap())
                 .map(|p| (f(&p[key]), p["outstanding"].as_u64().unwrap()))
                 .unwrap()

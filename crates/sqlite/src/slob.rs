@@ -62,6 +62,13 @@ pub fn open(path: &Path, cache_bytes: u64, create: bool) -> Result<Connection, S
     Ok(c)
 }
 
+/// Opens a file read-only, without changing anything in it (for checks of
+/// files that may not be ours).
+fn open_readonly(path: &Path) -> Result<Connection, SqliteError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    Connection::open_with_flags(path, flags).map_err(sql(path))
+}
+
 fn text(seed: u64, len: usize) -> String {
     let mut x = seed | 1;
     (0..len)
@@ -93,6 +100,7 @@ pub fn load_schema(
     dir: &Path,
     n: u32,
     scale: u64,
+    scan_rows: u64,
     seed: u64,
     mut progress: impl FnMut(u64),
     stop: impl Fn() -> bool,
@@ -154,7 +162,6 @@ pub fn load_schema(
         tx.commit().map_err(sql(&path))?;
         progress(chunk.len() as u64);
     }
-    let scan_rows = (scale / 8).max(1);
     let tx = c.transaction().map_err(sql(&path))?;
     {
         let mut st = tx.prepare(&insert("cf_scan")).map_err(sql(&path))?;
@@ -169,7 +176,7 @@ pub fn load_schema(
     tx.commit().map_err(sql(&path))?;
     c.execute_batch(&format!(
         "CREATE INDEX cf_key ON cf(key);
-         INSERT INTO iolens_meta VALUES ('scale', '{scale}'), ('schema', '{n}');
+         INSERT INTO iolens_meta VALUES ('scale', '{scale}'), ('schema', '{n}'), ('scan', '{scan_rows}');
          PRAGMA wal_checkpoint(TRUNCATE);"
     ))
     .map_err(sql(&path))?;
@@ -177,19 +184,60 @@ pub fn load_schema(
     Ok(())
 }
 
-/// The scale recorded in a schema file, if it is a complete iolens schema.
-pub fn recorded_scale(dir: &Path, n: u32) -> Option<u64> {
+/// What a schema file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recorded {
+    /// No file.
+    Missing,
+    /// A file that is not a complete iolens schema (foreign, or an interrupted load).
+    Other,
+    /// A complete schema: (scale, scan rows).
+    Schema(u64, u64),
+}
+
+/// What the file of schema `n` holds (read-only: a foreign file is not changed).
+pub fn recorded(dir: &Path, n: u32) -> Recorded {
     let path = schema_path(dir, n);
     if !path.exists() {
-        return None;
+        return Recorded::Missing;
     }
-    let c = open(&path, 1 << 20, false).ok()?;
-    c.query_row("SELECT v FROM iolens_meta WHERE k='scale'", [], |r| {
-        r.get::<_, String>(0)
-    })
-    .ok()?
-    .parse()
-    .ok()
+    let Ok(c) = open_readonly(&path) else {
+        return Recorded::Other;
+    };
+    let get = |k: &str| -> Option<u64> {
+        c.query_row("SELECT v FROM iolens_meta WHERE k=?1", [k], |r| {
+            r.get::<_, String>(0)
+        })
+        .ok()?
+        .parse()
+        .ok()
+    };
+    match (get("scale"), get("scan")) {
+        (Some(s), Some(x)) => Recorded::Schema(s, x),
+        _ => Recorded::Other,
+    }
+}
+
+/// The scale recorded in a schema file, if it is a complete iolens schema.
+pub fn recorded_scale(dir: &Path, n: u32) -> Option<u64> {
+    match recorded(dir, n) {
+        Recorded::Schema(s, _) => Some(s),
+        _ => None,
+    }
+}
+
+/// Whether the file of schema `n` was created by iolens (complete or not):
+/// it carries the `iolens_meta` table.
+pub fn is_ours(dir: &Path, n: u32) -> bool {
+    let Ok(c) = open_readonly(&schema_path(dir, n)) else {
+        return false;
+    };
+    c.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE name='iolens_meta'",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .is_ok_and(|n| n == 1)
 }
 
 /// Measures the layout of schema `n`.

@@ -9,7 +9,7 @@ use iolens_sqlite::vfs;
 fn slob_schema_reads_reach_the_device() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let scale = 3000;
-    slob::load_schema(dir.path(), 1, scale, 42, |_| {}, || false).unwrap();
+    slob::load_schema(dir.path(), 1, scale, 100, 42, |_| {}, || false).unwrap();
     assert_eq!(slob::recorded_scale(dir.path(), 1), Some(scale));
 
     let l = slob::layout(dir.path(), 1).unwrap();
@@ -66,7 +66,7 @@ fn slob_schema_reads_reach_the_device() {
 #[test]
 fn updates_commit_and_are_read_back() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    slob::load_schema(dir.path(), 1, 500, 7, |_| {}, || false).unwrap();
+    slob::load_schema(dir.path(), 1, 500, 10, 7, |_| {}, || false).unwrap();
     let c = slob::open(&slob::schema_path(dir.path(), 1), 10 * 8192, false).unwrap();
     let n = c
         .execute(Statements::UPDATE_LITE, rusqlite::params![10, 17, "x"])
