@@ -265,7 +265,8 @@ pub fn run(a: AssessArgs) -> Result<u8> {
                 if interrupted() {
                     break;
                 }
-                let reserve = Duration::from_secs(4); // teardown and the summary
+                let reserve =
+                    Duration::from_secs_f64(if backend == "postgres" { 3.0 } else { 1.0 }); // teardown, summary
                 let left = ph.left().saturating_sub(reserve);
                 let per = left.as_secs_f64() / (plan.len() - i) as f64;
                 if per < 2.0 {
@@ -276,7 +277,7 @@ pub fn run(a: AssessArgs) -> Result<u8> {
                     break;
                 }
                 let warm = (per * 0.25).clamp(0.5, 10.0);
-                let run_s = (per - warm - 1.0).max(1.0);
+                let run_s = (per - warm - 0.6).max(1.0);
                 let pdir = out.join(format!("db-s{n}-u{u}"));
                 ph.say(&format!(
                     "database: {n} session(s), {u} % updates, {run_s:.0}s"
@@ -401,7 +402,12 @@ fn picture(cal: Option<&Value>, points: &[(u32, u32, PathBuf)], backend: &str) -
     let db_lat = single.as_ref().and_then(|b| f(&b["read_lat_us"]));
     let iops_ratio = ratio(best_iops, f(&raw["max_iops"]));
     let lat_ratio = ratio(db_lat, qd1_lat);
-    let upd = db_points.iter().find(|p| p["update_pct"] == 20).cloned();
+    let upd = best.as_ref().and_then(|b| {
+        db_points
+            .iter()
+            .find(|p| p["update_pct"] == 20 && p["sessions"] == b["sessions"])
+            .cloned()
+    });
     let why = explain(
         iops_ratio,
         lat_ratio,

@@ -54,11 +54,7 @@ pub struct ServerArgs {
     #[arg(long, value_name = "DIR", conflicts_with_all = ["pg_dir", "dsn"])]
     pub path: Option<PathBuf>,
     /// Managed throwaway cluster in this directory (put it on the storage under test).
-    #[arg(
-        long,
-        value_name = "PATH",
-        conflicts_with = "dsn"
-    )]
+    #[arg(long, value_name = "PATH", conflicts_with = "dsn")]
     pub pg_dir: Option<PathBuf>,
     /// An existing server: postgres://user:pass@host:port/db or 'host=... dbname=...'.
     /// iolens changes none of its settings.
@@ -566,7 +562,9 @@ pub(crate) fn check_run_args(a: &DbRunArgs) -> Result<()> {
 pub(crate) fn workload_spec(a: &DbRunArgs, available: u32, scale: u64) -> Result<WorkloadSpec> {
     let schemas = a.schemas.unwrap_or(available);
     if schemas == 0 || schemas > available {
-        return usage(format!("--schemas {schemas}: the layout has {available} schemas"));
+        return usage(format!(
+            "--schemas {schemas}: the layout has {available} schemas"
+        ));
     }
     let sessions = match (a.sessions, a.threads_per_schema) {
         (Some(n), _) => n,
@@ -778,7 +776,17 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
         shared_buffers_bytes: info.shared_buffers_bytes,
         mem_bytes: doc.host.mem_bytes,
     };
-    let m = Measure { spec: &spec, probes, dir, doc, warnings, cx, out: &a.out, name, started };
+    let m = Measure {
+        spec: &spec,
+        probes,
+        dir,
+        doc,
+        warnings,
+        cx,
+        out: &a.out,
+        name,
+        started,
+    };
     let managed = std::cell::RefCell::new(server.managed.take());
     let code = measure(
         &backend,
@@ -791,7 +799,9 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
             }
             let log = iolens_db::server::log_tail(&c.log_path(), 3);
             let _ = c.stop();
-            Some(format!("the database server ended during the run (server log: {log})"))
+            Some(format!(
+                "the database server ended during the run (server log: {log})"
+            ))
         },
         &|summary| {
             if let Some(c) = managed.borrow().as_ref() {
@@ -831,7 +841,17 @@ pub(crate) fn measure<B: Backend>(
     check_server: &mut dyn FnMut() -> Option<String>,
     decorate: &dyn Fn(&mut serde_json::Value),
 ) -> Result<u8> {
-    let Measure { spec, probes, dir, mut doc, mut warnings, cx, out, name, started } = m;
+    let Measure {
+        spec,
+        probes,
+        dir,
+        mut doc,
+        mut warnings,
+        cx,
+        out,
+        name,
+        started,
+    } = m;
     let spec = spec.clone();
     let total_s = (spec.warmup + spec.runtime).as_secs_f64();
     let progress = Progress::new(out);

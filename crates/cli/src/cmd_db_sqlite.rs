@@ -26,7 +26,8 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
     // SAFETY: statvfs writes into the zeroed struct.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    (unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
+    (unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0)
+        .then(|| st.f_bavail as u64 * st.f_frsize as u64)
 }
 
 fn dir_of(path: &Option<PathBuf>) -> PathBuf {
@@ -88,7 +89,13 @@ pub fn setup(a: SetupArgs) -> Result<u8> {
     let stop = iolens_core::interrupt::requested;
     let results: Vec<Result<(), String>> = std::thread::scope(|sc| {
         let chunks: Vec<Vec<u32>> = (0..a.load_parallel as usize)
-            .map(|i| todo.iter().copied().skip(i).step_by(a.load_parallel as usize).collect())
+            .map(|i| {
+                todo.iter()
+                    .copied()
+                    .skip(i)
+                    .step_by(a.load_parallel as usize)
+                    .collect()
+            })
             .filter(|v: &Vec<u32>| !v.is_empty())
             .collect();
         let hs: Vec<_> = chunks
@@ -97,9 +104,17 @@ pub fn setup(a: SetupArgs) -> Result<u8> {
                 let (dir, done) = (&dir, &done);
                 sc.spawn(move || {
                     for n in schemas {
-                        slob::load_schema(dir, n, a.scale.0, a.scan_scale.0, a.seed, |k| {
-                            done.fetch_add(k, Ordering::Relaxed);
-                        }, stop)
+                        slob::load_schema(
+                            dir,
+                            n,
+                            a.scale.0,
+                            a.scan_scale.0,
+                            a.seed,
+                            |k| {
+                                done.fetch_add(k, Ordering::Relaxed);
+                            },
+                            stop,
+                        )
                         .map_err(|e| e.to_string())?;
                     }
                     Ok(())
@@ -109,19 +124,27 @@ pub fn setup(a: SetupArgs) -> Result<u8> {
         while bar && hs.iter().any(|h| !h.is_finished()) {
             let d = done.load(Ordering::Relaxed);
             let pct = 100.0 * d as f64 / total_rows.max(1) as f64;
-            let rate = d as f64 * slob::PAGE_SIZE as f64 / 1e6 / t0.elapsed().as_secs_f64().max(1e-3);
+            let rate =
+                d as f64 * slob::PAGE_SIZE as f64 / 1e6 / t0.elapsed().as_secs_f64().max(1e-3);
             let mut e = std::io::stderr();
-            let _ = write!(e, "\r\x1b[2Kloading {pct:5.1} % {d}/{total_rows} rows, {rate:.1} MB/s");
+            let _ = write!(
+                e,
+                "\r\x1b[2Kloading {pct:5.1} % {d}/{total_rows} rows, {rate:.1} MB/s"
+            );
             let _ = e.flush();
             std::thread::sleep(std::time::Duration::from_millis(200));
         }
-        hs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a loader panicked".into()))).collect()
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("a loader panicked".into())))
+            .collect()
     });
     if bar {
         eprint!("\r\x1b[2K");
     }
     if iolens_core::interrupt::requested() {
-        eprintln!("iolens: setup interrupted; the next `iolens db setup` reloads the incomplete schemas");
+        eprintln!(
+            "iolens: setup interrupted; the next `iolens db setup` reloads the incomplete schemas"
+        );
         return Ok(130);
     }
     if let Some(Err(e)) = results.into_iter().find(|r| r.is_err()) {
@@ -132,25 +155,51 @@ pub fn setup(a: SetupArgs) -> Result<u8> {
         .collect::<Result<_, _>>()
         .map_err(|e| anyhow::anyhow!("checking the layout: {e}"))?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&json!({"db": "sqlite", "path": dir, "loaded": todo, "layout": layouts}))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({"db": "sqlite", "path": dir, "loaded": todo, "layout": layouts})
+            )?
+        );
     } else {
-        println!("SQLite {} in {} (direct-I/O reads)", rusqlite::version(), dir.display());
+        println!(
+            "SQLite {} in {} (direct-I/O reads)",
+            rusqlite::version(),
+            dir.display()
+        );
         if todo.is_empty() {
-            println!("layout present ({} schemas x {} blocks): reused", a.schemas, a.scale.0);
+            println!(
+                "layout present ({} schemas x {} blocks): reused",
+                a.schemas, a.scale.0
+            );
         } else {
-            println!("loaded schemas {todo:?} in {:.1} s", t0.elapsed().as_secs_f64());
+            println!(
+                "loaded schemas {todo:?} in {:.1} s",
+                t0.elapsed().as_secs_f64()
+            );
         }
-        println!("schema        rows  rows/page  key/page corr.  table pages  index pages       file");
+        println!(
+            "schema        rows  rows/page  key/page corr.  table pages  index pages       file"
+        );
         for l in &layouts {
             println!(
                 "user{:<4} {:>9} {:>10.2} {:>15.4} {:>12} {:>12} {:>10}",
-                l.schema, l.rows, l.rows_per_page, l.key_order_correlation, l.table_pages, l.index_pages,
+                l.schema,
+                l.rows,
+                l.rows_per_page,
+                l.key_order_correlation,
+                l.table_pages,
+                l.index_pages,
                 human_bytes(l.file_bytes)
             );
         }
     }
     if let Some(l) = layouts.iter().find(|l| l.rows_per_page > 1.01) {
-        return Err(anyhow::anyhow!("layout check failed: schema {} holds {:.2} rows per page", l.schema, l.rows_per_page));
+        return Err(anyhow::anyhow!(
+            "layout check failed: schema {} holds {:.2} rows per page",
+            l.schema,
+            l.rows_per_page
+        ));
     }
     Ok(0)
 }
@@ -191,17 +240,28 @@ pub fn run(a: DbRunArgs) -> Result<u8> {
     let backend = SqliteBackend::new(
         dir.clone(),
         a.server.cache.0,
-        if spec.redo_stress == RedoStress::Heavy { RedoStress::Heavy } else { RedoStress::Lite },
+        if spec.redo_stress == RedoStress::Heavy {
+            RedoStress::Heavy
+        } else {
+            RedoStress::Lite
+        },
     )
     .map_err(|e| anyhow::anyhow!(e.to_string()))?;
     // The plan must be an index range search, as on PostgreSQL.
     let plan: String = {
-        let c = slob::open(&slob::schema_path(&dir, 1), 1 << 20, false).map_err(|e| anyhow::anyhow!(e.to_string()))?;
-        c.query_row(&format!("EXPLAIN QUERY PLAN {}", Statements::SELECT), [1, 2], |r| r.get(3))
-            .map_err(|e| anyhow::anyhow!("EXPLAIN: {e}"))?
+        let c = slob::open(&slob::schema_path(&dir, 1), 1 << 20, false)
+            .map_err(|e| anyhow::anyhow!(e.to_string()))?;
+        c.query_row(
+            &format!("EXPLAIN QUERY PLAN {}", Statements::SELECT),
+            [1, 2],
+            |r| r.get(3),
+        )
+        .map_err(|e| anyhow::anyhow!("EXPLAIN: {e}"))?
     };
     if !plan.contains("USING INDEX cf_key") {
-        return usage(format!("SQLite does not read the table through the key index: {plan}"));
+        return usage(format!(
+            "SQLite does not read the table through the key index: {plan}"
+        ));
     }
     let data_bytes: u64 = (1..=spec.schemas)
         .filter_map(|n| std::fs::metadata(slob::schema_path(&dir, n)).ok())
@@ -267,6 +327,16 @@ pub fn run(a: DbRunArgs) -> Result<u8> {
         mem_bytes: doc.host.mem_bytes,
     };
     let _ = procs::alive;
-    let m = Measure { spec: &spec, probes, dir: rdir, doc, warnings: Vec::new(), cx, out: &a.out, name, started };
+    let m = Measure {
+        spec: &spec,
+        probes,
+        dir: rdir,
+        doc,
+        warnings: Vec::new(),
+        cx,
+        out: &a.out,
+        name,
+        started,
+    };
     measure(&backend, m, &mut || None, &|_| {})
 }

@@ -5,10 +5,10 @@
 
 mod args;
 mod cmd_assess;
-mod cmd_db;
-mod cmd_db_sqlite;
 mod cmd_calibrate;
 mod cmd_compare;
+mod cmd_db;
+mod cmd_db_sqlite;
 mod cmd_matrix;
 mod cmd_report;
 mod cmd_run;

@@ -24,29 +24,104 @@ fn setup_and_run_on_sqlite_with_device_proof() {
     let path = d.path().join("sq");
     let p = path.to_str().unwrap();
     let o = iolens()
-        .args(["db", "setup", "--db", "sqlite", "--path", p, "--schemas", "2", "--scale", "2000", "--scan-scale", "16", "--json"])
+        .args([
+            "db",
+            "setup",
+            "--db",
+            "sqlite",
+            "--path",
+            p,
+            "--schemas",
+            "2",
+            "--scale",
+            "2000",
+            "--scan-scale",
+            "16",
+            "--json",
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let setup: Value = serde_json::from_slice(&o.stdout).unwrap();
     for l in setup["layout"].as_array().unwrap() {
         assert_eq!(l["rows"], 2000);
-        assert!((l["rows_per_page"].as_f64().unwrap() - 1.0).abs() < 0.01, "{l}");
-        assert!(l["key_order_correlation"].as_f64().unwrap().abs() < 0.1, "{l}");
+        assert!(
+            (l["rows_per_page"].as_f64().unwrap() - 1.0).abs() < 0.01,
+            "{l}"
+        );
+        assert!(
+            l["key_order_correlation"].as_f64().unwrap().abs() < 0.1,
+            "{l}"
+        );
     }
     // Idempotent: the same layout is reused, a different one needs --reload.
-    let o = iolens().args(["db", "setup", "--db", "sqlite", "--path", p, "--schemas", "2", "--scale", "2000", "--scan-scale", "16", "--json"]).output().unwrap();
+    let o = iolens()
+        .args([
+            "db",
+            "setup",
+            "--db",
+            "sqlite",
+            "--path",
+            p,
+            "--schemas",
+            "2",
+            "--scale",
+            "2000",
+            "--scan-scale",
+            "16",
+            "--json",
+        ])
+        .output()
+        .unwrap();
     assert!(o.status.success());
     let again: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(again["loaded"].as_array().unwrap().len(), 0, "layout reloaded instead of reused");
-    let o = iolens().args(["db", "setup", "--db", "sqlite", "--path", p, "--schemas", "2", "--scale", "3000"]).output().unwrap();
+    assert_eq!(
+        again["loaded"].as_array().unwrap().len(),
+        0,
+        "layout reloaded instead of reused"
+    );
+    let o = iolens()
+        .args([
+            "db",
+            "setup",
+            "--db",
+            "sqlite",
+            "--path",
+            p,
+            "--schemas",
+            "2",
+            "--scale",
+            "3000",
+        ])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--reload"));
 
     let out = d.path().join("r");
     let o = iolens()
-        .args(["db", "run", "--db", "sqlite", "--path", p, "--sessions", "2", "--update-pct", "20", "--work-loop", "200",
-               "--runtime", "60s", "--warmup", "0s", "--cache", "128k", "--quiet", "--output"])
+        .args([
+            "db",
+            "run",
+            "--db",
+            "sqlite",
+            "--path",
+            p,
+            "--sessions",
+            "2",
+            "--update-pct",
+            "20",
+            "--work-loop",
+            "200",
+            "--runtime",
+            "60s",
+            "--warmup",
+            "0s",
+            "--cache",
+            "128k",
+            "--quiet",
+            "--output",
+        ])
         .arg(&out)
         .output()
         .unwrap();
@@ -63,10 +138,17 @@ fn setup_and_run_on_sqlite_with_device_proof() {
     let db = &s["db"];
     assert!(db["physical_reads"].as_u64().unwrap() > 200 * 64, "{db}");
     assert!(db["read_lat_us"].as_f64().unwrap() > 0.0);
-    assert!(db["wal_bytes"].as_u64().unwrap() > 0 && db["wal_syncs"].as_u64().unwrap() > 0, "durable commits");
+    assert!(
+        db["wal_bytes"].as_u64().unwrap() > 0 && db["wal_syncs"].as_u64().unwrap() > 0,
+        "durable commits"
+    );
     for op in ["select", "update"] {
         let l = &s["ops"][op]["lat_us"];
-        assert!(l["p99"].as_f64().unwrap() >= l["p50"].as_f64().unwrap() && l["p50"].as_f64().unwrap() > 0.0, "{op}: {l}");
+        assert!(
+            l["p99"].as_f64().unwrap() >= l["p50"].as_f64().unwrap()
+                && l["p50"].as_f64().unwrap() > 0.0,
+            "{op}: {l}"
+        );
     }
     if s["os"].is_null() {
         eprintln!("device check skipped: no block device under the scratch directory");
@@ -75,8 +157,13 @@ fn setup_and_run_on_sqlite_with_device_proof() {
     // Direct I/O: nearly every page read reached the device.
     let cached = s["os_cache_hit_pct"].as_f64().unwrap();
     assert!(cached <= 10.0, "OS cache served {cached} % of the reads");
-    assert!(s["os"]["read_ios"].as_u64().unwrap() as f64 >= db["physical_reads"].as_f64().unwrap() * 0.9);
-    assert!(fs::read_to_string(out.join("summary.txt")).unwrap().contains("Load Profile"));
+    assert!(
+        s["os"]["read_ios"].as_u64().unwrap() as f64
+            >= db["physical_reads"].as_f64().unwrap() * 0.9
+    );
+    assert!(fs::read_to_string(out.join("summary.txt"))
+        .unwrap()
+        .contains("Load Profile"));
 }
 
 #[test]
@@ -91,12 +178,37 @@ fn sqlite_bad_input_is_refused_without_touching_files() {
     let big = d.path().join("big");
     let big = big.to_str().unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["db", "setup", "--db", "sqlite", "--path", p, "--scale", "100"], "not an iolens schema"),
-        (vec!["db", "run", "--db", "sqlite", "--path", p, "--update-pct", "60"], "51-99"),
-        (vec!["db", "run", "--db", "sqlite", "--path", p], "incomplete"),
+        (
+            vec![
+                "db", "setup", "--db", "sqlite", "--path", p, "--scale", "100",
+            ],
+            "not an iolens schema",
+        ),
+        (
+            vec![
+                "db",
+                "run",
+                "--db",
+                "sqlite",
+                "--path",
+                p,
+                "--update-pct",
+                "60",
+            ],
+            "51-99",
+        ),
+        (
+            vec!["db", "run", "--db", "sqlite", "--path", p],
+            "incomplete",
+        ),
         (vec!["db", "run", "--db", "sqlite"], "--path"),
         (vec!["db", "run"], "--pg-dir"),
-        (vec!["db", "setup", "--db", "sqlite", "--path", big, "--scale", "100t"], "space"),
+        (
+            vec![
+                "db", "setup", "--db", "sqlite", "--path", big, "--scale", "100t",
+            ],
+            "space",
+        ),
     ];
     for (args, want) in cases {
         let o = iolens().args(&args).output().unwrap();
@@ -105,5 +217,9 @@ fn sqlite_bad_input_is_refused_without_touching_files() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
-    assert_eq!(fs::read(&foreign).unwrap(), before, "a foreign file was modified");
+    assert_eq!(
+        fs::read(&foreign).unwrap(),
+        before,
+        "a foreign file was modified"
+    );
 }

@@ -311,7 +311,9 @@ pub fn run_job(
     let final_ns = last_ns.clamp(ramp_ns, end_ns);
     for (sec, (_, r, w)) in std::mem::take(&mut pending) {
         let start = sec as u64 * 1_000_000_000;
-        let len = final_ns.saturating_sub(start).clamp(1_000_000, 1_000_000_000) as f64
+        let len = final_ns
+            .saturating_sub(start)
+            .clamp(1_000_000, 1_000_000_000) as f64
             / 1e9;
         emit(sec, &r, &w, len, &mut on_row);
     }
