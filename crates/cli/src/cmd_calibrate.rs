@@ -188,13 +188,7 @@ pub fn run(a: CalibrateArgs) -> Result<u8> {
     }
 
     doc.duration_s = started.elapsed().as_secs_f64();
-    doc.status = if cal.error.is_some() {
-        Status::Failed
-    } else if cal.interrupted {
-        Status::Interrupted
-    } else {
-        Status::Ok
-    };
+    doc.status = Status::ended(cal.error.is_some(), cal.interrupted);
     doc.error = cal.error.clone();
     doc.summary = cal.summary();
     doc.extra

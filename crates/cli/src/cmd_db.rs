@@ -923,13 +923,7 @@ pub(crate) fn measure<B: Backend>(
         ));
     }
     doc.duration_s = started.elapsed().as_secs_f64();
-    doc.status = if error.is_some() {
-        Status::Failed
-    } else if outcome.interrupted || interrupted() {
-        Status::Interrupted
-    } else {
-        Status::Ok
-    };
+    doc.status = Status::ended(error.is_some(), outcome.interrupted || interrupted());
     doc.error = error.clone();
     let cache = report::cache_verdict(&outcome, &cx);
     if cache.flagged {

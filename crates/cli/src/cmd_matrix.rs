@@ -304,13 +304,7 @@ pub fn run(a: MatrixArgs) -> Result<u8> {
     }
 
     doc.duration_s = started.elapsed().as_secs_f64();
-    doc.status = if outcome.error.is_some() {
-        Status::Failed
-    } else if outcome.interrupted {
-        Status::Interrupted
-    } else {
-        Status::Ok
-    };
+    doc.status = Status::ended(outcome.error.is_some(), outcome.interrupted);
     doc.error = outcome.error.clone();
     doc.summary = summary(&outcome, total);
     doc.extra

@@ -125,13 +125,7 @@ pub fn run(a: RunArgs) -> Result<u8> {
     progress.clear();
 
     doc.duration_s = started.elapsed().as_secs_f64();
-    doc.status = if outcome.error.is_some() {
-        Status::Failed
-    } else if outcome.interrupted {
-        Status::Interrupted
-    } else {
-        Status::Ok
-    };
+    doc.status = Status::ended(outcome.error.is_some(), outcome.interrupted);
     doc.error = outcome.error.clone();
     doc.summary = report::summary(&outcome);
     let warnings = report::warnings(&spec, &outcome);

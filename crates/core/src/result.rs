@@ -32,6 +32,17 @@ pub enum Status {
 }
 
 impl Status {
+    /// How a measurement that ran ended: an error wins over an interrupt.
+    pub fn ended(failed: bool, interrupted: bool) -> Status {
+        if failed {
+            Status::Failed
+        } else if interrupted {
+            Status::Interrupted
+        } else {
+            Status::Ok
+        }
+    }
+
     /// The process exit code that goes with this status.
     pub fn exit_code(self) -> i32 {
         match self {

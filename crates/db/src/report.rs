@@ -367,9 +367,15 @@ pub fn summary_text(
     );
     let _ = writeln!(
         t,
-        "measured {:.1} s after {:.1} s of warm-up; shared_buffers {}",
+        "measured {:.1} s after {:.1} s of warm-up; {} {}",
         s,
         o.warmup_s,
+        // PostgreSQL reports a major version; embedded databases report 0.
+        if cx.server_major > 0 {
+            "shared_buffers"
+        } else {
+            "page cache per connection"
+        },
         gib(cx.shared_buffers_bytes)
     );
     if let Some(e) = &o.error {
