@@ -218,12 +218,11 @@ impl Monitor for SqliteMonitor {
         let (reads, _bytes, read_ns) = vfs::totals();
         let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let ms = |ns: u64| ns as f64 / 1e6;
-        let wal_reads = l(&COUNTERS.wal_reads);
         Ok(DbStats {
             logical_reads: LOGICAL_READS.load(Ordering::Relaxed),
-            // Misses of SQLite's page cache: data-file reads (direct) plus
-            // pages found in the WAL file (buffered, from the OS cache).
-            physical_reads: reads + wal_reads,
+            // Misses of SQLite's page cache: direct reads of the database
+            // and WAL files (pages newer than the database file live in the WAL).
+            physical_reads: reads,
             read_time_ms: Some(ms(read_ns)),
             write_time_ms: Some(ms(l(&COUNTERS.db_write_ns))),
             physical_writes: Some(l(&COUNTERS.db_writes)),

@@ -1,4 +1,4 @@
-//! `iolens-direct`: a SQLite VFS that reads the main database file with
+//! `iolens-direct`: a SQLite VFS that reads the database and WAL files with
 //! O_DIRECT and times every page read.
 //!
 //! SQLite normally reads through the OS page cache, so a "page cache miss" in
@@ -26,7 +26,7 @@ use std::time::Instant;
 pub const VFS_NAME: &str = "iolens-direct";
 const ALIGN: usize = 4096;
 
-/// Reads of main database files through this VFS, process-wide.
+/// Direct reads of database and WAL files through this VFS, process-wide.
 pub static READS: AtomicU64 = AtomicU64::new(0);
 /// Bytes asked for by those reads.
 pub static READ_BYTES: AtomicU64 = AtomicU64::new(0);
@@ -36,7 +36,7 @@ pub static READ_NS: AtomicU64 = AtomicU64::new(0);
 /// Process-wide I/O counters of the files SQLite opens through this VFS.
 #[derive(Debug, Default)]
 pub struct Counters {
-    /// Page reads served from the WAL file (buffered: not device reads).
+    /// Of the direct reads, those of WAL files (pages newer than the database file).
     pub wal_reads: AtomicU64,
     /// Writes to main database files (checkpoints), their bytes and time.
     pub db_writes: AtomicU64,
@@ -280,7 +280,7 @@ unsafe extern "C" fn x_open(
         return rc;
     }
     (*df).inner = inner;
-    if flags & ffi::SQLITE_OPEN_MAIN_DB != 0 && !name.is_null() {
+    if flags & (ffi::SQLITE_OPEN_MAIN_DB | ffi::SQLITE_OPEN_WAL) != 0 && !name.is_null() {
         let fd = libc::open(
             name as *const c_char,
             libc::O_RDONLY | libc::O_DIRECT | libc::O_CLOEXEC,
@@ -329,11 +329,11 @@ unsafe extern "C" fn x_read(
     let dfd = (*(f as *mut DirectFile)).dfd;
     if dfd < 0 {
         let (i, m) = inner(f);
-        if (*(f as *mut DirectFile)).class == 2 {
-            COUNTERS.wal_reads.fetch_add(1, Ordering::Relaxed);
-            return waiting(wait::WAL_READ, || m.xRead.unwrap()(i, buf, amt, off));
-        }
         return m.xRead.unwrap()(i, buf, amt, off);
+    }
+    let wal = (*(f as *mut DirectFile)).class == 2;
+    if wal {
+        COUNTERS.wal_reads.fetch_add(1, Ordering::Relaxed);
     }
     let amt = amt as usize;
     let off = off as usize;
@@ -346,7 +346,7 @@ unsafe extern "C" fn x_read(
         if p.is_null() {
             return ffi::SQLITE_IOERR_NOMEM;
         }
-        set_state(wait::DATA_FILE_READ);
+        set_state(if wal { wait::WAL_READ } else { wait::DATA_FILE_READ });
         let t = Instant::now();
         let n = libc::pread(dfd, p as *mut c_void, len, start as i64);
         let ns = t.elapsed().as_nanos() as u64;
