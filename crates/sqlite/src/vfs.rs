@@ -346,7 +346,11 @@ unsafe extern "C" fn x_read(
         if p.is_null() {
             return ffi::SQLITE_IOERR_NOMEM;
         }
-        set_state(if wal { wait::WAL_READ } else { wait::DATA_FILE_READ });
+        set_state(if wal {
+            wait::WAL_READ
+        } else {
+            wait::DATA_FILE_READ
+        });
         let t = Instant::now();
         let n = libc::pread(dfd, p as *mut c_void, len, start as i64);
         let ns = t.elapsed().as_nanos() as u64;
