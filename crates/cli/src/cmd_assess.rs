@@ -393,7 +393,7 @@ fn picture(cal: Option<&Value>, points: &[(u32, u32, PathBuf)], backend: &str) -
     }
     let best = db_points
         .iter()
-        .filter(|p| p["update_pct"] == 0)
+        .filter(|p| p["update_pct"] == 0 && f(&p["physical_read_iops"]).unwrap_or(0.0) > 0.0)
         .max_by(|a, b| {
             f(&a["physical_read_iops"])
                 .unwrap_or(0.0)
@@ -402,7 +402,7 @@ fn picture(cal: Option<&Value>, points: &[(u32, u32, PathBuf)], backend: &str) -
         .cloned();
     let single = db_points
         .iter()
-        .find(|p| p["sessions"] == 1 && p["update_pct"] == 0)
+        .find(|p| p["sessions"] == 1 && p["update_pct"] == 0 && p["read_lat_us"].is_number())
         .cloned();
     let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
         (Some(a), Some(b)) if b > 0.0 => Some(a / b),

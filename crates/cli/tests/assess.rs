@@ -4,6 +4,10 @@ use assert_cmd::Command;
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
+use std::sync::Mutex;
+
+/// The assessments measure the same disk and keep time budgets: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
 
 fn assess(db: &str, dir: &Path, out: &Path, secs: u64) -> (i32, String, Value) {
     let o = Command::cargo_bin("iolens")
@@ -84,6 +88,7 @@ fn check(db: &str) {
 /// each other's measurements and time budget.
 #[test]
 fn assess_on_sqlite_then_postgres() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     check("sqlite");
     let found = std::fs::read_dir("/usr/lib/postgresql")
         .map(|rd| rd.flatten().any(|e| e.path().join("bin/initdb").exists()))
@@ -96,6 +101,67 @@ fn assess_on_sqlite_then_postgres() {
     }
     check("postgres");
     // No server left running.
+    let ps = std::process::Command::new("sh")
+        .args(["-c", "pgrep -af 'postgres.*[.]iolens-assess' || true"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&ps.stdout).trim().is_empty(),
+        "processes left: {}",
+        String::from_utf8_lossy(&ps.stdout)
+    );
+}
+
+/// Ctrl-C in the middle of the database part: a valid `interrupted` result,
+/// the cluster stopped, the assessed directory left as it was.
+#[test]
+fn an_interrupted_assessment_leaves_nothing_behind() {
+    use std::os::unix::process::CommandExt;
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let work = d.path().join("storage");
+    fs::create_dir_all(&work).unwrap();
+    let out = d.path().join("out");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iolens"))
+        .args(["assess", "--duration", "60s", "--size", "256m", "--dir"])
+        .arg(&work)
+        .arg("--output")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    // Wait until the first database point has started, then press Ctrl-C
+    // (SIGINT to the whole process group, as a terminal does).
+    let started = std::time::Instant::now();
+    while !out.join("db-s1-u0").exists() {
+        assert!(
+            started.elapsed().as_secs() < 90,
+            "the database part never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let r: Value =
+        serde_json::from_str(&fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    assert_eq!(r["status"], "interrupted");
+    assert!(
+        r["summary"]["raw"]["max_iops"].as_f64().unwrap() > 0.0,
+        "finished parts are kept"
+    );
+    let point: Value =
+        serde_json::from_str(&fs::read_to_string(out.join("db-s1-u0/result.json")).unwrap())
+            .unwrap();
+    assert_eq!(point["status"], "interrupted");
+    assert_eq!(
+        fs::read_dir(&work).unwrap().count(),
+        0,
+        "files left in the assessed directory"
+    );
     let ps = std::process::Command::new("sh")
         .args(["-c", "pgrep -af 'postgres.*[.]iolens-assess' || true"])
         .output()
