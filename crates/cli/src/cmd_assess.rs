@@ -222,7 +222,7 @@ pub fn run(a: AssessArgs) -> Result<u8> {
         run_flags.extend([s("--os-cache-limit"), s("4M")]);
     }
     let server_flags: Vec<String> = if backend == "postgres" {
-        let mut v = vec![
+        let v = vec![
             s("--pg-dir"),
             db_data.display().to_string(),
             s("--cache"),
