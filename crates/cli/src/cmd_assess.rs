@@ -222,13 +222,12 @@ pub fn run(a: AssessArgs) -> Result<u8> {
         run_flags.extend([s("--os-cache-limit"), s("4M")]);
     }
     let server_flags: Vec<String> = if backend == "postgres" {
-        let v = vec![
+        vec![
             s("--pg-dir"),
             db_data.display().to_string(),
             s("--cache"),
             s("16M"),
-        ];
-        v
+        ]
     } else {
         vec![
             s("--db"),
