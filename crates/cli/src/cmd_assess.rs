@@ -150,7 +150,9 @@ pub fn run(a: AssessArgs) -> Result<u8> {
     };
     let dir = result_dir(&a.out, "assess")?;
     let out = dir.path().to_path_buf();
-    let work = a.dir.join(format!(".iolens-assess-{}", std::process::id()));
+    let dir_abs =
+        std::path::absolute(&a.dir).with_context(|| format!("--dir {}", a.dir.display()))?;
+    let work = dir_abs.join(format!(".iolens-assess-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
     let mut doc = ResultDoc::new("assess", a.out.name.as_deref().unwrap_or("assess"));
     doc.config = json!({
@@ -335,11 +337,22 @@ pub fn run(a: AssessArgs) -> Result<u8> {
     let summary = picture(cal.as_ref(), &points, backend);
     doc.summary = summary.clone();
     doc.duration_s = ph.start.elapsed().as_secs_f64();
-    doc.status = if interrupted() {
-        Status::Interrupted
-    } else {
-        Status::Ok
-    };
+    // A part that produced no figure fails the assessment (the others are kept).
+    let missing: Vec<&str> = [
+        ("raw calibration", summary["raw"]["max_iops"].is_number()),
+        ("database runs", summary["best_db"].is_object()),
+    ]
+    .iter()
+    .filter(|(_, ok)| !ok)
+    .map(|(what, _)| *what)
+    .collect();
+    if !missing.is_empty() && !interrupted() {
+        doc.error = Some(format!(
+            "no figures from: {} (see the warnings)",
+            missing.join(", ")
+        ));
+    }
+    doc.status = Status::ended(doc.error.is_some(), interrupted());
     doc.extra.insert("warnings".into(), json!(warnings));
     let text = render(&summary, &warnings, &out, doc.duration_s);
     dir.write_result(&doc)?;

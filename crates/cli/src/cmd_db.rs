@@ -260,7 +260,12 @@ impl Server {
                 label: redact(dsn),
             });
         }
-        let dir = a.pg_dir.clone().expect("clap requires --pg-dir or --dsn");
+        // Absolute: the server runs as another user, from another directory.
+        let dir = absolute(
+            a.pg_dir
+                .as_deref()
+                .expect("check_kind requires --pg-dir or --dsn"),
+        )?;
         if a.cache.0 < 128 << 10 {
             return usage("--cache must be at least 128k (PostgreSQL's minimum shared_buffers)");
         }
@@ -479,8 +484,13 @@ fn layout_text(label: &str, info: &ServerInfo, spec: &LayoutSpec, r: &LayoutRepo
     t
 }
 
+/// `path` made absolute against the current directory (it need not exist).
+pub(crate) fn absolute(path: &std::path::Path) -> Result<PathBuf> {
+    std::path::absolute(path).map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
+}
+
 fn teardown(a: TeardownArgs) -> Result<u8> {
-    let c = db(ManagedCluster::open(&a.pg_dir))?;
+    let c = db(ManagedCluster::open(&absolute(&a.pg_dir)?))?;
     db(c.destroy())?;
     println!("removed the iolens cluster in {}", a.pg_dir.display());
     Ok(0)

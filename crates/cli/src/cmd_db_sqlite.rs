@@ -30,8 +30,8 @@ fn free_bytes(dir: &Path) -> Option<u64> {
         .then(|| st.f_bavail as u64 * st.f_frsize as u64)
 }
 
-fn dir_of(path: &Option<PathBuf>) -> PathBuf {
-    path.clone().expect("checked by check_kind")
+fn dir_of(path: &Option<PathBuf>) -> Result<PathBuf> {
+    crate::cmd_db::absolute(path.as_deref().expect("checked by check_kind"))
 }
 
 pub fn setup(a: SetupArgs) -> Result<u8> {
@@ -44,7 +44,7 @@ pub fn setup(a: SetupArgs) -> Result<u8> {
     if a.scan_scale.0 == 0 || a.load_parallel == 0 {
         return usage("--scan-scale and --load-parallel must be at least 1");
     }
-    let dir = dir_of(&a.server.path);
+    let dir = dir_of(&a.server.path)?;
     if dir.exists() && !dir.is_dir() {
         return usage(format!("--path {} is not a directory", dir.display()));
     }
@@ -207,7 +207,7 @@ pub fn setup(a: SetupArgs) -> Result<u8> {
 pub fn run(a: DbRunArgs) -> Result<u8> {
     check_run_args(&a)?;
     let started = Instant::now();
-    let dir = dir_of(&a.server.path);
+    let dir = dir_of(&a.server.path)?;
     if a.server.dsn.is_some() || a.server.os_cache_limit.is_some() || a.server.direct_io {
         return usage("--dsn, --os-cache-limit and --direct-io are for PostgreSQL; SQLite reads its files with direct I/O already");
     }

@@ -20,9 +20,10 @@ fn assess(db: &str, dir: &Path, out: &Path, secs: u64) -> (i32, String, Value) {
             &format!("{secs}s"),
             "--size",
             "256m",
-            "--dir",
         ])
-        .arg(dir)
+        // The default `--dir .`, relative: the server must still find its files
+        // (regression: a relative cluster path broke the managed server's restart).
+        .current_dir(dir)
         .arg("--output")
         .arg(out)
         .output()
