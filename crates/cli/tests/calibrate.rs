@@ -8,7 +8,16 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// Calibrations measure the disk: running two at once (the test harness runs
+/// tests in parallel) would make each one's figures describe the other's load.
+static DISK: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    DISK.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn scratch(name: &str) -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -44,6 +53,7 @@ fn steps<'a>(doc: &'a Value, trial: u64, io: &str) -> Vec<&'a Value> {
 
 #[test]
 fn calibrate_on_a_real_file_reports_figures_spread_and_ladders() {
+    let _disk = one_at_a_time();
     let d = scratch("file");
     let out = d.join("out");
     let assert = iolens()
@@ -155,6 +165,7 @@ fn calibrate_on_a_real_file_reports_figures_spread_and_ladders() {
 
 #[test]
 fn num_disks_only_moves_the_start_and_an_unmet_latency_limit_is_explained() {
+    let _disk = one_at_a_time();
     let d = scratch("limit");
     fs::create_dir_all(&d).unwrap();
     let out = d.join("out");
@@ -242,6 +253,7 @@ fn bad_input_is_one_clear_line_and_exit_2() {
 
 #[test]
 fn an_interrupt_keeps_what_was_measured() {
+    let _disk = one_at_a_time();
     let d = scratch("interrupt");
     let out = d.join("out");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iolens"))
@@ -345,6 +357,7 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
 
 #[test]
 fn accuracy_on_a_throttled_loop_device() {
+    let _disk = one_at_a_time();
     const IOPS: f64 = 3000.0;
     const BPS: u64 = 80_000_000;
     let limits = match limits_available() {
