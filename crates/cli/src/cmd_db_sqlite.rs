@@ -10,25 +10,16 @@ use anyhow::{Context as _, Result};
 use iolens_core::result::TargetInfo;
 use iolens_core::units::human_bytes;
 use iolens_core::ResultDoc;
+use iolens_db::pagecache;
 use iolens_db::report::Context;
 use iolens_db::run::Probes;
-use iolens_db::{pagecache, procs, RedoStress};
 use iolens_sqlite::backend::SqliteBackend;
 use iolens_sqlite::slob::{self, Recorded, Statements};
 use serde_json::json;
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
-
-fn free_bytes(dir: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs writes into the zeroed struct.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    (unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0)
-        .then(|| st.f_bavail as u64 * st.f_frsize as u64)
-}
 
 fn dir_of(path: &Option<PathBuf>) -> Result<PathBuf> {
     crate::cmd_db::absolute(path.as_deref().expect("checked by check_kind"))
@@ -72,7 +63,7 @@ pub fn setup(a: SetupArgs) -> Result<u8> {
     }
     let per_schema = (a.scale.0 + a.scan_scale.0) * slob::PAGE_SIZE * 115 / 100;
     let need = per_schema * todo.len() as u64;
-    if let Some(free) = free_bytes(&dir) {
+    if let Some(free) = iolens_db::layout::free_bytes(&dir) {
         if free < need {
             return usage(format!(
                 "not enough space in {}: loading needs about {}, {} is free; use a smaller --scale",
@@ -237,16 +228,8 @@ pub fn run(a: DbRunArgs) -> Result<u8> {
         ));
     };
     let spec = workload_spec(&a, available, scale)?;
-    let backend = SqliteBackend::new(
-        dir.clone(),
-        a.server.cache.0,
-        if spec.redo_stress == RedoStress::Heavy {
-            RedoStress::Heavy
-        } else {
-            RedoStress::Lite
-        },
-    )
-    .map_err(|e| anyhow::anyhow!(e.to_string()))?;
+    let backend = SqliteBackend::new(dir.clone(), a.server.cache.0, spec.redo_stress)
+        .map_err(|e| anyhow::anyhow!(e.to_string()))?;
     // The plan must be an index range search, as on PostgreSQL.
     let plan: String = {
         let c = slob::open(&slob::schema_path(&dir, 1), 1 << 20, false)
@@ -326,7 +309,6 @@ pub fn run(a: DbRunArgs) -> Result<u8> {
         shared_buffers_bytes: a.server.cache.0,
         mem_bytes: doc.host.mem_bytes,
     };
-    let _ = procs::alive;
     let m = Measure {
         spec: &spec,
         probes,

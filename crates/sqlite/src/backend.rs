@@ -51,7 +51,8 @@ pub struct SqliteSession {
     id: i64,
     backend_dir: PathBuf,
     cache_bytes: u64,
-    update_sql: String,
+    /// Shared, so that each update clones a pointer, not the text.
+    update_sql: Arc<str>,
     conns: HashMap<u32, Connection>,
     state: Arc<AtomicU8>,
     value: u64,
@@ -78,11 +79,7 @@ impl SqliteSession {
                 .map_err(|e| DbError::Server(e.to_string()))?;
             c.busy_handler(Some(busy))
                 .map_err(|e| err("busy handler", e))?;
-            for q in [
-                Statements::SELECT,
-                self.update_sql.as_str(),
-                Statements::SCAN,
-            ] {
+            for q in [Statements::SELECT, &*self.update_sql, Statements::SCAN] {
                 c.prepare_cached(q).map_err(|e| err("prepare", e))?;
             }
             self.conns.insert(schema, c);
@@ -193,8 +190,8 @@ impl Backend for SqliteBackend {
             backend_dir: self.dir.clone(),
             cache_bytes: self.cache_bytes,
             update_sql: match self.redo {
-                RedoStress::Lite => Statements::UPDATE_LITE.to_string(),
-                RedoStress::Heavy => Statements::update_heavy(),
+                RedoStress::Lite => Arc::from(Statements::UPDATE_LITE),
+                RedoStress::Heavy => Arc::from(Statements::update_heavy()),
             },
             conns: HashMap::new(),
             state,

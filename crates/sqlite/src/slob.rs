@@ -8,7 +8,7 @@
 //! (durable commits), a tiny page cache and no memory mapping.
 
 use crate::vfs;
-use rusqlite::{params, Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 
 /// SQLite page size used for every schema file.
@@ -180,7 +180,6 @@ pub fn load_schema(
          PRAGMA wal_checkpoint(TRUNCATE);"
     ))
     .map_err(sql(&path))?;
-    let _ = params![];
     Ok(())
 }
 

@@ -183,11 +183,10 @@ struct DirectFile {
 }
 
 struct VfsState {
-    vfs: *mut ffi::sqlite3_vfs,
     default: *mut ffi::sqlite3_vfs,
 }
-// SAFETY: both pointers are to VFS objects that live for the whole process
-// and that SQLite itself calls from any thread.
+// SAFETY: the default VFS lives for the whole process
+// and SQLite itself calls it from any thread.
 unsafe impl Send for VfsState {}
 unsafe impl Sync for VfsState {}
 
@@ -212,7 +211,7 @@ pub fn register() -> Result<(), String> {
             if rc != ffi::SQLITE_OK {
                 return Err(format!("registering the SQLite VFS failed (code {rc})"));
             }
-            Ok(VfsState { vfs, default })
+            Ok(VfsState { default })
         })
         .as_ref()
         .map(|_| ())
@@ -448,13 +447,8 @@ unsafe extern "C" fn x_file_control(
     arg: *mut c_void,
 ) -> c_int {
     let (i, m) = inner(f);
-    let rc = m
-        .xFileControl
-        .map_or(ffi::SQLITE_NOTFOUND, |c| c(i, op, arg));
-    if op == ffi::SQLITE_FCNTL_VFSNAME && rc == ffi::SQLITE_OK {
-        // Leave the inner VFS's name: SQLite frees it with sqlite3_free.
-    }
-    rc
+    m.xFileControl
+        .map_or(ffi::SQLITE_NOTFOUND, |c| c(i, op, arg))
 }
 
 unsafe extern "C" fn x_sector_size(f: *mut ffi::sqlite3_file) -> c_int {
@@ -505,11 +499,4 @@ pub fn vfs_name(conn: &rusqlite::Connection) -> Option<String> {
         }
         Some(CStr::from_ptr((*vfs).zName).to_string_lossy().into_owned())
     }
-}
-
-/// The registered VFS pointer (for completeness in diagnostics).
-pub fn is_registered() -> bool {
-    STATE
-        .get()
-        .is_some_and(|r| r.as_ref().is_ok_and(|s| !s.vfs.is_null()))
 }
