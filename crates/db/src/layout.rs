@@ -104,13 +104,7 @@ pub fn recorded(c: &mut Client) -> Result<Vec<Recorded>, DbError> {
 
 /// Free bytes of the filesystem holding `path`.
 pub fn free_bytes(path: &Path) -> Option<u64> {
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
-    // SAFETY: statvfs writes only into the zeroed struct we pass.
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
-        return None;
-    }
-    Some(s.f_bavail as u64 * s.f_frsize as u64)
+    iolens_probe::free_bytes(path)
 }
 
 /// Bytes a load of `schemas` schemas needs on disk: the tables, their

@@ -15,7 +15,6 @@ use iolens_probe::{device_of_path, BlockDevice};
 use std::ffi::CString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -92,16 +91,6 @@ fn mark_owned(f: &File) {
     }
 }
 
-fn free_space(dir: &Path) -> Option<u64> {
-    let c = CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs writes into the zeroed struct.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return None;
-    }
-    Some(st.f_bavail as u64 * st.f_frsize as u64)
-}
-
 fn io_msg(path: &Path, what: &str, e: &io::Error) -> TargetError {
     match e.raw_os_error() {
         Some(libc::EACCES) | Some(libc::EPERM) => terr(format!(
@@ -131,7 +120,7 @@ fn create_file(path: &Path, size: u64) -> Result<File, TargetError> {
             parent.display()
         )));
     }
-    if let Some(free) = free_space(parent) {
+    if let Some(free) = iolens_probe::free_bytes(parent) {
         if free < size {
             return Err(terr(format!(
                 "not enough space to create {} ({}): {} free on that filesystem; use a smaller --size",

@@ -149,6 +149,17 @@ pub fn device_of_path(path: &Path) -> Option<BlockDevice> {
     BlockDevice::from_numbers(libc::major(dev), libc::minor(dev))
 }
 
+/// Bytes available to unprivileged users on the filesystem holding `path`.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statvfs writes only into the zeroed struct we pass.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
+        return None;
+    }
+    Some(s.f_bavail as u64 * s.f_frsize as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,6 @@ pub mod blockdev;
 pub mod cpu;
 pub mod diskstats;
 
-pub use blockdev::{device_of_path, BlockDevice};
+pub use blockdev::{device_of_path, free_bytes, BlockDevice};
 pub use cpu::{machine_cpu, process_cpu, MachineCpu, ProcessCpu};
 pub use diskstats::{DiskDelta, DiskStats};
