@@ -131,8 +131,11 @@ impl CalibrateConfig {
         if self.targets.is_empty() {
             return Err("no target: give --target PATH (a file or a block device)".into());
         }
-        if self.engine == EngineKind::Null {
-            return Err("--engine null measures no storage; use --engine io_uring or psync".into());
+        if self.engine.no_storage() {
+            return Err(format!(
+                "--engine {} measures no storage; use --engine io_uring or psync",
+                self.engine
+            ));
         }
         if !(1..=100).contains(&self.trials) {
             return Err(format!(
@@ -164,10 +167,10 @@ impl CalibrateConfig {
         if self.max_threads == 0 {
             return Err("--max-threads must be at least 1".into());
         }
-        if self.engine == EngineKind::Psync && self.max_outstanding > 1024 {
+        if self.engine.sync_io() && self.max_outstanding > 1024 {
             return Err(format!(
-                "--engine psync runs one worker per outstanding I/O: --max-outstanding {} would start that many threads; use 1024 or less, or --engine io_uring",
-                self.max_outstanding
+                "--engine {} runs one worker per outstanding I/O: --max-outstanding {} would start that many threads; use 1024 or less, or --engine io_uring",
+                self.engine, self.max_outstanding
             ));
         }
         let buffers = self.large_bs.max(self.small_bs) * self.max_outstanding as u64;

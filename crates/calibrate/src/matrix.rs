@@ -249,8 +249,11 @@ impl MatrixOptions {
         if self.targets.is_empty() {
             return Err("no target: give --target PATH (a file or a block device)".into());
         }
-        if self.engine == EngineKind::Null {
-            return Err("--engine null measures no storage; use --engine io_uring or psync".into());
+        if self.engine.no_storage() {
+            return Err(format!(
+                "--engine {} measures no storage; use --engine io_uring or psync",
+                self.engine
+            ));
         }
         let run_name = format!("{:?}", self.run).to_lowercase();
         let reject = |given: bool, flag: &str, why: &str| -> Result<(), String> {
@@ -429,8 +432,8 @@ impl MatrixOptions {
             allow_destroy: self.allow_destroy,
             points: points(matrix, num_small, num_large),
         };
-        if cfg.engine == EngineKind::Psync && large_ios + num_small as u64 > 2048 {
-            return Err("--engine psync runs one worker per outstanding I/O: this matrix would start more than 2048 threads; use --engine io_uring or smaller loads".into());
+        if cfg.engine.sync_io() && large_ios + num_small as u64 > 2048 {
+            return Err(format!("--engine {} runs one worker per outstanding I/O: this matrix would start more than 2048 threads; use --engine io_uring or smaller loads", cfg.engine));
         }
         cfg.open_spec().validate()?;
         Ok(cfg)
@@ -540,7 +543,7 @@ impl MatrixConfig {
                 LargeType::Seq => {
                     // Each stream is wholly a reader or a writer (as in ORION).
                     let writers = ((l as u64 * self.write_pct as u64 + 50) / 100) as u32;
-                    let (sio, psync) = if self.engine == EngineKind::Psync {
+                    let (sio, one_per_worker) = if self.engine.sync_io() {
                         (1, true)
                     } else {
                         (self.num_streamio, false)
@@ -549,7 +552,11 @@ impl MatrixConfig {
                         if n == 0 {
                             continue;
                         }
-                        let threads = if psync { n * self.num_streamio } else { n };
+                        let threads = if one_per_worker {
+                            n * self.num_streamio
+                        } else {
+                            n
+                        };
                         jobs.push((
                             Stream::Large,
                             Arc::new(self.base(

@@ -3,7 +3,8 @@
 //! With io_uring one worker keeps many I/Os in flight, so workers are added
 //! only where one would be busy: one worker per [`PER_WORKER`] outstanding
 //! I/Os, at most `max_threads`, and always an exact split (threads × qd =
-//! outstanding). With psync every outstanding I/O needs its own worker.
+//! outstanding). With a synchronous engine (psync) every outstanding I/O
+//! needs its own worker.
 
 use iolens_engine::EngineKind;
 
@@ -13,7 +14,7 @@ pub const PER_WORKER: u32 = 32;
 /// `(threads, qd)` with `threads × qd == outstanding`.
 pub fn split(outstanding: u32, engine: EngineKind, max_threads: u32) -> (u32, u32) {
     let o = outstanding.max(1);
-    if engine == EngineKind::Psync {
+    if engine.sync_io() {
         return (o, 1);
     }
     let want = o.div_ceil(PER_WORKER).clamp(1, max_threads.max(1));

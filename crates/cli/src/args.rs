@@ -1,10 +1,14 @@
-//! The command line, as typed (clap definitions). Validation and
-//! normalization into typed job descriptions happen in the commands.
+//! The command line, as typed (clap definitions), and the conversions of
+//! its value enums into the library's types (written once, here).
+//! Validation and normalization into typed job descriptions happen in the
+//! commands.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use iolens_core::{ByteSize, DurationArg};
 use iolens_engine::dist::Distribution;
+use iolens_engine::engines::{parse_errno, Caps, FaultDelay, FaultOptions, UringOptions};
 use iolens_engine::spec::BsSplit;
+use iolens_engine::{EngineKind, Layout, Rw};
 use std::path::PathBuf;
 
 /// Storage benchmark that looks at storage through the lens of a database.
@@ -62,18 +66,106 @@ pub enum RwArg {
     Rw,
 }
 
+impl From<RwArg> for Rw {
+    fn from(a: RwArg) -> Rw {
+        match a {
+            RwArg::Read => Rw::Read,
+            RwArg::Write => Rw::Write,
+            RwArg::Randread => Rw::Randread,
+            RwArg::Randwrite => Rw::Randwrite,
+            RwArg::Randrw => Rw::Randrw,
+            RwArg::Rw => Rw::Rw,
+        }
+    }
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EngineArg {
     Psync,
     #[value(name = "io_uring", alias = "io-uring", alias = "uring")]
     IoUring,
     Null,
+    /// The null engine with injected errors, short transfers and latency (--fault-*).
+    Fault,
+}
+
+impl From<EngineArg> for EngineKind {
+    fn from(a: EngineArg) -> EngineKind {
+        match a {
+            EngineArg::Psync => EngineKind::Psync,
+            EngineArg::IoUring => EngineKind::IoUring,
+            EngineArg::Null => EngineKind::Null,
+            EngineArg::Fault => EngineKind::Fault,
+        }
+    }
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LayoutArg {
     Concat,
     Raid0,
+}
+
+impl From<LayoutArg> for Layout {
+    fn from(a: LayoutArg) -> Layout {
+        match a {
+            LayoutArg::Concat => Layout::Concat,
+            LayoutArg::Raid0 => Layout::Raid0,
+        }
+    }
+}
+
+/// io_uring's own options.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "io_uring engine options")]
+pub struct UringArgs {
+    /// io_uring: hand queued I/Os to the kernel once this many are queued (fio's iodepth_batch_submit).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub submit_batch: u32,
+}
+
+impl From<&UringArgs> for UringOptions {
+    fn from(a: &UringArgs) -> UringOptions {
+        UringOptions {
+            submit_batch: a.submit_batch,
+        }
+    }
+}
+
+/// The fault engine's own options (`--engine fault`).
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "fault engine options")]
+pub struct FaultArgs {
+    /// Fail these operations (1 = a worker's first request) with --fault-errno.
+    #[arg(long, value_name = "N[,N..]", value_delimiter = ',')]
+    pub fault_error_at: Vec<u64>,
+    /// The error injected by --fault-error-at: EIO (default), ENOSPC, EAGAIN, ... or a number.
+    #[arg(long, value_name = "ERRNO", value_parser = parse_errno)]
+    pub fault_errno: Option<i32>,
+    /// Cut these reads/writes short: they transfer half their length.
+    #[arg(long, value_name = "N[,N..]", value_delimiter = ',')]
+    pub fault_short_at: Vec<u64>,
+    /// Add latency: DURATION at every operation, @every:N of them, or @N,N.. (e.g. 5ms@every:100).
+    #[arg(long, value_name = "DUR[@WHEN]")]
+    pub fault_delay: Option<FaultDelay>,
+}
+
+impl FaultArgs {
+    /// The fault options of a job with `engine`: set for an engine that
+    /// injects faults, or when a --fault-* flag was given (validation then
+    /// says which engine they need).
+    pub fn options(&self, engine: EngineKind) -> Option<FaultOptions> {
+        let given = !self.fault_error_at.is_empty()
+            || self.fault_errno.is_some()
+            || !self.fault_short_at.is_empty()
+            || self.fault_delay.is_some();
+        (given || engine.caps().has(Caps::INJECTS_FAULTS)).then(|| FaultOptions {
+            error_at: self.fault_error_at.clone(),
+            errno: self.fault_errno.unwrap_or(FaultOptions::default().errno),
+            short_at: self.fault_short_at.clone(),
+            delay: self.fault_delay.clone(),
+        })
+    }
 }
 
 /// `iolens run`.
@@ -112,9 +204,6 @@ pub struct RunArgs {
     /// Outstanding I/Os per worker (io_uring, null).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub qd: u32,
-    /// io_uring: hand queued I/Os to the kernel once this many are queued (fio's iodepth_batch_submit).
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub submit_batch: u32,
     /// Number of workers.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub threads: u32,
@@ -153,6 +242,10 @@ pub struct RunArgs {
     pub allow_destroy: bool,
     #[command(flatten)]
     pub out: OutputArgs,
+    #[command(flatten)]
+    pub uring: UringArgs,
+    #[command(flatten)]
+    pub fault: FaultArgs,
 }
 
 #[cfg(test)]
@@ -209,5 +302,45 @@ mod tests {
             v.extend(bad);
             assert!(Cli::try_parse_from(v).is_err(), "{bad:?} accepted");
         }
+    }
+
+    #[test]
+    fn engine_options_parse_into_their_groups() {
+        let c = Cli::try_parse_from([
+            "iolens",
+            "run",
+            "--engine",
+            "fault",
+            "--submit-batch",
+            "2",
+            "--fault-error-at",
+            "3,9",
+            "--fault-errno",
+            "ENOSPC",
+            "--fault-delay",
+            "5ms@every:100",
+        ])
+        .unwrap();
+        let Command::Run(r) = c.command else {
+            panic!("not a run command")
+        };
+        assert_eq!(EngineKind::from(r.engine), EngineKind::Fault);
+        assert_eq!(UringOptions::from(&r.uring).submit_batch, 2);
+        let f = r.fault.options(EngineKind::Fault).unwrap();
+        assert_eq!(f.error_at, [3, 9]);
+        assert_eq!(f.errno, libc::ENOSPC);
+        assert_eq!(f.delay.unwrap().to_string(), "5ms@every:100");
+        assert!(r.fault.options(EngineKind::Null).is_some());
+        let plain = FaultArgs {
+            fault_error_at: vec![],
+            fault_errno: None,
+            fault_short_at: vec![],
+            fault_delay: None,
+        };
+        assert!(plain.options(EngineKind::Null).is_none());
+        assert_eq!(
+            plain.options(EngineKind::Fault),
+            Some(FaultOptions::default())
+        );
     }
 }

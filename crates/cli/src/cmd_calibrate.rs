@@ -12,7 +12,7 @@ use iolens_calibrate::calibrate::{self, CalibrateConfig, Event, IoKind};
 use iolens_calibrate::fmt::eta;
 use iolens_calibrate::ladder::Phase;
 use iolens_core::{ByteSize, DurationArg, ResultDoc, Status};
-use iolens_engine::{EngineKind, Layout, TargetSet};
+use iolens_engine::TargetSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -82,10 +82,7 @@ pub struct CalibrateArgs {
 pub fn config(a: &CalibrateArgs) -> Result<CalibrateConfig> {
     let c = CalibrateConfig {
         targets: a.targets.clone(),
-        layout: match a.layout {
-            LayoutArg::Concat => Layout::Concat,
-            LayoutArg::Raid0 => Layout::Raid0,
-        },
+        layout: a.layout.into(),
         stripe: a.stripe.0,
         offset: a.offset.0,
         size: a.size.map(|s| s.0),
@@ -100,11 +97,7 @@ pub fn config(a: &CalibrateArgs) -> Result<CalibrateConfig> {
         max_outstanding: a.max_outstanding,
         refine: a.refine,
         min_gain_pct: a.min_gain,
-        engine: match a.engine {
-            EngineArg::Psync => EngineKind::Psync,
-            EngineArg::IoUring => EngineKind::IoUring,
-            EngineArg::Null => EngineKind::Null,
-        },
+        engine: a.engine.into(),
         max_threads: a
             .max_threads
             .unwrap_or_else(|| CalibrateConfig::default().max_threads),

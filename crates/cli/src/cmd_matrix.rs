@@ -12,7 +12,7 @@ use iolens_calibrate::fmt::eta;
 use iolens_calibrate::matrix::{self, LargeType, MatrixEvent, MatrixKind, MatrixOptions, RunKind};
 use iolens_calibrate::orion;
 use iolens_core::{ByteSize, DurationArg, ResultDoc, Status};
-use iolens_engine::{EngineKind, Layout, TargetSet};
+use iolens_engine::TargetSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -153,10 +153,7 @@ pub fn options(a: &MatrixArgs) -> MatrixOptions {
         }),
         num_streamio: a.num_streamio,
         write_pct: a.write,
-        layout: a.layout.map(|l| match l {
-            LayoutArg::Concat => Layout::Concat,
-            LayoutArg::Raid0 => Layout::Raid0,
-        }),
+        layout: a.layout.map(Into::into),
         stripe: a.stripe.map(|s| s.0),
         cache_size: a.cache_size.map(|s| s.0),
         duration: a.duration.map(|d| d.0),
@@ -165,11 +162,7 @@ pub fn options(a: &MatrixArgs) -> MatrixOptions {
         offset: a.offset.0,
         size: a.size.map(|s| s.0),
         seed: a.seed,
-        engine: match a.engine {
-            EngineArg::Psync => EngineKind::Psync,
-            EngineArg::IoUring => EngineKind::IoUring,
-            EngineArg::Null => EngineKind::Null,
-        },
+        engine: a.engine.into(),
         max_threads: a
             .max_threads
             .unwrap_or_else(|| MatrixOptions::default().max_threads),

@@ -1,13 +1,13 @@
 //! `iolens run`: options → validated job → targets → run → result directory.
 
-use crate::args::{EngineArg, LayoutArg, RunArgs, RwArg};
+use crate::args::RunArgs;
 use crate::errors::{usage, UsageError};
 use crate::output::{result_dir, Progress};
 use anyhow::Result;
 use iolens_core::result::TargetInfo;
 use iolens_core::{ResultDoc, Status};
 use iolens_engine::report;
-use iolens_engine::spec::{EngineKind, JobSpec, Layout, Rw};
+use iolens_engine::spec::JobSpec;
 use iolens_engine::target::TargetKind;
 use iolens_engine::{run_job, TargetSet, TimeRow};
 use std::io::Write;
@@ -19,31 +19,17 @@ pub fn job_spec(a: &RunArgs) -> Result<JobSpec> {
     let spec = JobSpec {
         name: a.out.name.clone().unwrap_or_else(|| "run".into()),
         targets: a.targets.clone(),
-        layout: match a.layout {
-            LayoutArg::Concat => Layout::Concat,
-            LayoutArg::Raid0 => Layout::Raid0,
-        },
+        layout: a.layout.into(),
         stripe: a.stripe.0,
-        rw: match a.rw {
-            RwArg::Read => Rw::Read,
-            RwArg::Write => Rw::Write,
-            RwArg::Randread => Rw::Randread,
-            RwArg::Randwrite => Rw::Randwrite,
-            RwArg::Randrw => Rw::Randrw,
-            RwArg::Rw => Rw::Rw,
-        },
+        rw: a.rw.into(),
         mix_read: a.mix_read,
         bs: a.bs.0,
         bs_split: a.bs_split.clone(),
         offset: a.offset.0,
         size: a.size.map(|s| s.0),
-        engine: match a.engine {
-            EngineArg::Psync => EngineKind::Psync,
-            EngineArg::IoUring => EngineKind::IoUring,
-            EngineArg::Null => EngineKind::Null,
-        },
+        engine: a.engine.into(),
         qd: a.qd,
-        submit_batch: a.submit_batch,
+        uring: (&a.uring).into(),
         threads: a.threads,
         direct: !a.buffered,
         runtime: a.runtime.0,
@@ -56,6 +42,7 @@ pub fn job_spec(a: &RunArgs) -> Result<JobSpec> {
         verify: a.verify,
         allow_overwrite: a.allow_overwrite,
         allow_destroy: a.allow_destroy,
+        fault: a.fault.options(a.engine.into()),
     };
     if let Err(e) = spec.validate() {
         return usage(e);

@@ -2,10 +2,10 @@
 //! collects their per-second intervals into time-series rows as the run goes,
 //! and merges their histograms at the end.
 
-use crate::engines::{EngineSetup, NullEngine, PsyncEngine, UringEngine};
-use crate::spec::{EngineKind, JobSpec};
+use crate::engines::{self, Caps, Engine, EngineSetup, WithEngine};
+use crate::spec::JobSpec;
 use crate::target::TargetSet;
-use crate::worker::{self, DirStats, Msg, SlotBuffers, VerifyStats, WorkerPlan};
+use crate::worker::{self, DirStats, Msg, SlotBuffers, VerifyStats, WorkerOutcome, WorkerPlan};
 use iolens_core::LatencyHistogram;
 use iolens_probe::{process_cpu, DiskDelta, DiskStats, ProcessCpu};
 use std::collections::BTreeMap;
@@ -84,12 +84,89 @@ pub struct JobOutcome {
 #[error("{0}")]
 pub struct JobError(pub String);
 
-fn engine_error(kind: EngineKind, e: &std::io::Error) -> String {
-    match kind {
-        EngineKind::IoUring => format!(
-            "io_uring is not available here ({e}): the kernel lacks it or it is disabled (sysctl kernel.io_uring_disabled); use --engine psync"
-        ),
-        _ => format!("setting up the {kind} engine: {e}"),
+/// One worker thread from its start to its outcome: builds the job's engine
+/// (compiled once per engine type, see [`engines::dispatch`]) and runs the
+/// worker loop on it.
+struct WorkerStart {
+    id: u32,
+    spec: Arc<JobSpec>,
+    targets: Arc<TargetSet>,
+    fds: Vec<i32>,
+    ramp_ns: u64,
+    end_ns: u64,
+    stop: Arc<AtomicBool>,
+    tx: mpsc::Sender<Msg>,
+    ready_tx: mpsc::Sender<Result<(), String>>,
+    go: Arc<Barrier>,
+    t0: Arc<OnceLock<Instant>>,
+}
+
+impl WithEngine for WorkerStart {
+    type Out = WorkerOutcome;
+
+    fn call<E: Engine>(self) -> WorkerOutcome {
+        let spec = &self.spec;
+        let (region_start, region_len) = if spec.verify {
+            // Each worker owns a slice: no two workers write one block.
+            let bs = spec.bs;
+            let per = self.targets.len / spec.threads as u64 / bs * bs;
+            (per * self.id as u64, per)
+        } else {
+            (0, self.targets.len)
+        };
+        let mut bufs = SlotBuffers::new(
+            spec.qd as usize,
+            spec.max_bs() as usize,
+            spec.seed ^ self.id as u64,
+        );
+        if region_len < spec.max_bs() {
+            return self.not_ready(format!(
+                "the region is too small for {} workers with --verify; use fewer --threads or a larger --size",
+                spec.threads
+            ));
+        }
+        let iovecs = if E::CAPS.has(Caps::REGISTERS_BUFFERS) {
+            bufs.iovecs()
+        } else {
+            Vec::new()
+        };
+        let setup = EngineSetup {
+            fds: &self.fds,
+            depth: spec.qd,
+            buffers: &iovecs,
+            spec,
+        };
+        let mut engine = match E::open(&setup) {
+            Ok(e) => e,
+            Err(e) => return self.not_ready(E::setup_error(&e)),
+        };
+        let _ = self.ready_tx.send(Ok(()));
+        self.go.wait();
+        if self.stop.load(Ordering::Relaxed) {
+            return WorkerOutcome::default();
+        }
+        let plan = WorkerPlan {
+            id: self.id,
+            spec: self.spec.clone(),
+            targets: self.targets.clone(),
+            region_start,
+            region_len,
+            t0: *self.t0.get().expect("t0 is set before the start barrier"),
+            ramp_ns: self.ramp_ns,
+            end_ns: self.end_ns,
+            stop: self.stop.clone(),
+            tx: self.tx.clone(),
+        };
+        worker::run(plan, &mut engine, &mut bufs)
+    }
+}
+
+impl WorkerStart {
+    /// Reports a setup failure and waits for the others at the start line.
+    fn not_ready(&self, why: String) -> WorkerOutcome {
+        let _ = self.ready_tx.send(Err(why));
+        self.go.wait();
+        WorkerOutcome::default()
     }
 }
 
@@ -101,9 +178,7 @@ pub fn run_job(
     interrupt: &AtomicBool,
     mut on_row: impl FnMut(&TimeRow),
 ) -> Result<JobOutcome, JobError> {
-    if spec.engine == EngineKind::IoUring {
-        io_uring::IoUring::new(8).map_err(|e| JobError(engine_error(spec.engine, &e)))?;
-    }
+    spec.engine.probe().map_err(JobError)?;
     let threads = spec.threads as usize;
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Msg>();
@@ -116,77 +191,27 @@ pub fn run_job(
 
     let mut handles = Vec::with_capacity(threads);
     for id in 0..threads as u32 {
-        let (spec, targets, stop, tx, ready_tx, go, t0_cell, fds) = (
-            spec.clone(),
-            targets.clone(),
-            stop.clone(),
-            tx.clone(),
-            ready_tx.clone(),
-            go.clone(),
-            t0_cell.clone(),
-            fds.clone(),
-        );
+        let start = WorkerStart {
+            id,
+            spec: spec.clone(),
+            targets: targets.clone(),
+            fds: fds.clone(),
+            ramp_ns,
+            end_ns,
+            stop: stop.clone(),
+            tx: tx.clone(),
+            ready_tx: ready_tx.clone(),
+            go: go.clone(),
+            t0: t0_cell.clone(),
+        };
+        let engine = spec.engine;
         let h = std::thread::Builder::new()
             .name(format!("iolens-w{id}"))
             .spawn(move || {
                 // SAFETY: prctl on the calling thread; a tiny timer slack keeps
                 // rate-limited sleeps close to their deadline.
                 unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0, 0, 0) };
-                let (region_start, region_len) = if spec.verify {
-                    // Each worker owns a slice: no two workers write one block.
-                    let bs = spec.bs;
-                    let per = targets.len / spec.threads as u64 / bs * bs;
-                    (per * id as u64, per)
-                } else {
-                    (0, targets.len)
-                };
-                let mut bufs = SlotBuffers::new(spec.qd as usize, spec.max_bs() as usize, spec.seed ^ id as u64);
-                let iovecs = bufs.iovecs();
-                let setup = EngineSetup { fds: &fds, depth: spec.qd, buffers: &iovecs, submit_batch: spec.submit_batch };
-                let mk_plan = |t0: Instant| WorkerPlan {
-                    id,
-                    spec: spec.clone(),
-                    targets: targets.clone(),
-                    region_start,
-                    region_len,
-                    t0,
-                    ramp_ns,
-                    end_ns,
-                    stop: stop.clone(),
-                    tx: tx.clone(),
-                };
-                if region_len < spec.max_bs() {
-                    let _ = ready_tx.send(Err(format!(
-                        "the region is too small for {} workers with --verify; use fewer --threads or a larger --size",
-                        spec.threads
-                    )));
-                    go.wait();
-                    return worker::WorkerOutcome::default();
-                }
-                macro_rules! work {
-                    ($engine:expr) => {{
-                        let mut engine = $engine;
-                        let _ = ready_tx.send(Ok(()));
-                        go.wait();
-                        if stop.load(Ordering::Relaxed) {
-                            return worker::WorkerOutcome::default();
-                        }
-                        let plan = mk_plan(*t0_cell.get().expect("t0 is set before the start barrier"));
-                        worker::run(plan, &mut engine, &mut bufs)
-                    }};
-                }
-                match spec.engine {
-                    EngineKind::Null => work!(NullEngine::default()),
-                    EngineKind::Psync => work!(PsyncEngine::new(&fds)),
-                    EngineKind::IoUring => match UringEngine::new(&setup) {
-                        Ok(e) => work!(e),
-                        Err(e) => {
-                            let _ = ready_tx.send(Err(engine_error(EngineKind::IoUring, &e)));
-                            go.wait();
-                            worker::WorkerOutcome::default()
-                        }
-                    },
-                }
+                engines::dispatch(engine, start)
             })
             .map_err(|e| JobError(format!("cannot start worker threads: {e}")))?;
         handles.push(h);

@@ -6,6 +6,7 @@
 //! targets are opened.
 
 use crate::dist::Distribution;
+use crate::engines::{Caps, FaultOptions, UringOptions};
 use iolens_core::ByteSize;
 use serde::Serialize;
 use std::fmt;
@@ -40,7 +41,9 @@ impl Rw {
     }
 }
 
-/// Which engine does the I/O.
+/// Which engine does the I/O. What each one can do is declared by the engine
+/// itself ([`EngineKind::caps`]); [`crate::engines::dispatch`] maps a kind to
+/// its engine type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineKind {
@@ -50,15 +53,13 @@ pub enum EngineKind {
     IoUring,
     /// No I/O at all: measures the tool itself.
     Null,
+    /// The null engine with errors, short transfers and latency injected.
+    Fault,
 }
 
 impl fmt::Display for EngineKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            EngineKind::Psync => "psync",
-            EngineKind::IoUring => "io_uring",
-            EngineKind::Null => "null",
-        })
+        f.write_str(self.name())
     }
 }
 
@@ -121,8 +122,9 @@ pub struct JobSpec {
     pub size: Option<u64>,
     pub engine: EngineKind,
     pub qd: u32,
-    /// io_uring: submit once this many requests are queued (1 = each at once).
-    pub submit_batch: u32,
+    /// io_uring's options (`submit_batch`).
+    #[serde(flatten)]
+    pub uring: UringOptions,
     pub threads: u32,
     pub direct: bool,
     #[serde(serialize_with = "secs")]
@@ -140,6 +142,9 @@ pub struct JobSpec {
     pub verify: bool,
     pub allow_overwrite: bool,
     pub allow_destroy: bool,
+    /// The fault engine's options (only with `--engine fault`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault: Option<FaultOptions>,
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -161,7 +166,7 @@ impl Default for JobSpec {
             size: None,
             engine: EngineKind::IoUring,
             qd: 1,
-            submit_batch: 1,
+            uring: UringOptions::default(),
             threads: 1,
             direct: true,
             runtime: Duration::from_secs(30),
@@ -174,6 +179,7 @@ impl Default for JobSpec {
             verify: false,
             allow_overwrite: false,
             allow_destroy: false,
+            fault: None,
         }
     }
 }
@@ -208,7 +214,8 @@ impl JobSpec {
 
     /// Checks combinations that are wrong whatever the targets are.
     pub fn validate(&self) -> Result<(), String> {
-        if self.targets.is_empty() && self.engine != EngineKind::Null {
+        let caps = self.engine.caps();
+        if self.targets.is_empty() && !caps.has(Caps::NO_STORAGE) {
             return Err("no target: give --target PATH (a file or a block device)".into());
         }
         if self.mix_read > 100 {
@@ -220,21 +227,16 @@ impl JobSpec {
         if self.qd == 0 {
             return Err("--qd must be at least 1".into());
         }
-        if self.qd > 1 && self.engine == EngineKind::Psync {
+        if self.qd > 1 && caps.has(Caps::SYNC_IO) {
             return Err(format!(
-                "--qd {} needs an asynchronous engine: psync has one I/O in flight per worker; use --engine io_uring or raise --threads",
-                self.qd
+                "--qd {} needs an asynchronous engine: {} has one I/O in flight per worker; use --engine io_uring or raise --threads",
+                self.qd, self.engine
             ));
         }
         if self.qd > 4096 {
             return Err(format!("--qd {} is too deep; use at most 4096", self.qd));
         }
-        if self.submit_batch == 0 || self.submit_batch > self.qd {
-            return Err(format!(
-                "--submit-batch {} must be 1..--qd ({})",
-                self.submit_batch, self.qd
-            ));
-        }
+        self.uring.validate(self.qd)?;
         if self.threads == 0 || self.threads > 4096 {
             return Err("--threads must be 1..4096".into());
         }
@@ -281,6 +283,15 @@ impl JobSpec {
         if self.runtime.is_zero() {
             return Err("--runtime must be > 0".into());
         }
+        if let Some(f) = &self.fault {
+            if !caps.has(Caps::INJECTS_FAULTS) {
+                return Err(format!(
+                    "--fault-* options need --engine fault (not {}); add --engine fault",
+                    self.engine
+                ));
+            }
+            f.validate()?;
+        }
         Ok(())
     }
 }
@@ -303,8 +314,10 @@ mod tests {
             engine: EngineKind::Psync,
             ..spec()
         };
-        let e = s.validate().unwrap_err();
-        assert!(e.contains("--engine io_uring"), "{e}");
+        assert_eq!(
+            s.validate().unwrap_err(),
+            "--qd 8 needs an asynchronous engine: psync has one I/O in flight per worker; use --engine io_uring or raise --threads"
+        );
     }
 
     #[test]
@@ -335,6 +348,69 @@ mod tests {
         assert_eq!(b.0, vec![(4096, 50), (65536, 50)]);
         assert!("4k".parse::<BsSplit>().is_err());
         assert!("4k/x".parse::<BsSplit>().is_err());
+    }
+
+    #[test]
+    fn engines_without_storage_need_no_target_and_others_do() {
+        for (engine, ok) in [
+            (EngineKind::Null, true),
+            (EngineKind::Fault, true),
+            (EngineKind::Psync, false),
+            (EngineKind::IoUring, false),
+        ] {
+            let s = JobSpec {
+                engine,
+                ..Default::default()
+            };
+            assert_eq!(s.validate().is_ok(), ok, "{engine}");
+        }
+    }
+
+    #[test]
+    fn submit_batch_stays_within_the_depth() {
+        let s = JobSpec {
+            qd: 4,
+            uring: UringOptions { submit_batch: 5 },
+            ..spec()
+        };
+        assert_eq!(
+            s.validate().unwrap_err(),
+            "--submit-batch 5 must be 1..--qd (4)"
+        );
+    }
+
+    #[test]
+    fn fault_options_need_the_fault_engine() {
+        let fault = Some(FaultOptions {
+            error_at: vec![3],
+            ..Default::default()
+        });
+        let s = JobSpec {
+            engine: EngineKind::Null,
+            fault: fault.clone(),
+            ..Default::default()
+        };
+        assert!(s.validate().unwrap_err().contains("--engine fault"));
+        let s = JobSpec {
+            engine: EngineKind::Fault,
+            fault,
+            ..Default::default()
+        };
+        assert!(s.validate().is_ok());
+    }
+
+    #[test]
+    fn config_keeps_submit_batch_at_the_top_level_and_fault_only_when_used() {
+        let v = serde_json::to_value(spec()).unwrap();
+        assert_eq!(v["submit_batch"], 1);
+        assert!(v.get("uring").is_none() && v.get("fault").is_none());
+        let v = serde_json::to_value(JobSpec {
+            engine: EngineKind::Fault,
+            fault: Some(FaultOptions::default()),
+            ..spec()
+        })
+        .unwrap();
+        assert_eq!(v["fault"]["errno"], libc::EIO);
     }
 
     #[test]

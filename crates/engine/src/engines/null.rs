@@ -1,7 +1,7 @@
 //! The null engine: completes every request at once without touching a
 //! device. It measures the tool's own per-I/O cost (fio's `engines/null.c`).
 
-use super::{Completion, Engine, IoReq, Op};
+use super::{Caps, Completion, Engine, EngineSetup, IoReq, Op};
 use std::io;
 use std::time::Duration;
 
@@ -12,6 +12,13 @@ pub struct NullEngine {
 }
 
 impl Engine for NullEngine {
+    const NAME: &'static str = "null";
+    const CAPS: Caps = Caps::NO_STORAGE;
+
+    fn open(_setup: &EngineSetup) -> io::Result<NullEngine> {
+        Ok(NullEngine::default())
+    }
+
     #[inline]
     fn queue(&mut self, req: &IoReq) -> io::Result<()> {
         let result = match req.op {

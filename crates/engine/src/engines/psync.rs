@@ -1,7 +1,7 @@
 //! psync: one synchronous pread/pwrite per request, the shape of a
 //! database's single-block read.
 
-use super::{errno_result, Completion, Engine, IoReq, Op};
+use super::{errno_result, Caps, Completion, Engine, EngineSetup, IoReq, Op};
 use std::io;
 use std::os::unix::io::RawFd;
 use std::time::Duration;
@@ -23,6 +23,13 @@ impl PsyncEngine {
 }
 
 impl Engine for PsyncEngine {
+    const NAME: &'static str = "psync";
+    const CAPS: Caps = Caps::SYNC_IO;
+
+    fn open(setup: &EngineSetup) -> io::Result<PsyncEngine> {
+        Ok(PsyncEngine::new(setup.fds))
+    }
+
     #[inline]
     fn queue(&mut self, req: &IoReq) -> io::Result<()> {
         let fd = self.fds[req.file];

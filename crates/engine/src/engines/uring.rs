@@ -4,10 +4,38 @@
 //! `iodepth_batch_submit`: a steady stream keeps virtualized and NVMe queues
 //! busiest); completions are reaped in batches.
 
-use super::{Completion, Engine, EngineSetup, IoReq, Op};
+use super::{Caps, Completion, Engine, EngineSetup, IoReq, Op};
 use io_uring::{opcode, squeue, types, IoUring};
+use serde::Serialize;
 use std::io;
 use std::time::Duration;
+
+/// io_uring's own options (`config` in result.json keeps them at the top
+/// level, next to the shared ones).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UringOptions {
+    /// Submit once this many requests are queued (1 = each at once).
+    pub submit_batch: u32,
+}
+
+impl Default for UringOptions {
+    fn default() -> Self {
+        UringOptions { submit_batch: 1 }
+    }
+}
+
+impl UringOptions {
+    /// Checks the options against the queue depth `qd`.
+    pub fn validate(&self, qd: u32) -> Result<(), String> {
+        if self.submit_batch == 0 || self.submit_batch > qd {
+            return Err(format!(
+                "--submit-batch {} must be 1..--qd ({})",
+                self.submit_batch, qd
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// An io_uring instance owned by one worker.
 pub struct UringEngine {
@@ -22,7 +50,7 @@ pub struct UringEngine {
 impl UringEngine {
     /// Sets up a ring for `setup.depth` requests. Tries the single-issuer,
     /// deferred-task-run setup first (fewer interrupts), then a plain ring.
-    pub fn new(setup: &EngineSetup) -> io::Result<UringEngine> {
+    fn new(setup: &EngineSetup) -> io::Result<UringEngine> {
         let entries = setup.depth.next_power_of_two().max(8);
         let ring = IoUring::builder()
             .setup_single_issuer()
@@ -50,7 +78,7 @@ impl UringEngine {
             fixed_files,
             fixed_bufs,
             queued: 0,
-            submit_batch: setup.submit_batch.max(1) as usize,
+            submit_batch: setup.spec.uring.submit_batch.max(1) as usize,
         })
     }
 
@@ -89,6 +117,23 @@ impl UringEngine {
 }
 
 impl Engine for UringEngine {
+    const NAME: &'static str = "io_uring";
+    const CAPS: Caps = Caps::REGISTERS_BUFFERS.with(Caps::SUBMIT_BATCH);
+
+    fn open(setup: &EngineSetup) -> io::Result<UringEngine> {
+        UringEngine::new(setup)
+    }
+
+    fn probe() -> io::Result<()> {
+        IoUring::new(8).map(drop)
+    }
+
+    fn setup_error(e: &io::Error) -> String {
+        format!(
+            "io_uring is not available here ({e}): the kernel lacks it or it is disabled (sysctl kernel.io_uring_disabled); use --engine psync"
+        )
+    }
+
     #[inline]
     fn queue(&mut self, req: &IoReq) -> io::Result<()> {
         let e = self.entry(req);
