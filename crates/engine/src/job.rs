@@ -351,3 +351,103 @@ pub fn run_job(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engines::FaultOptions;
+    use crate::spec::EngineKind;
+
+    fn spec(engine: EngineKind, runtime_ms: u64) -> JobSpec {
+        JobSpec {
+            engine,
+            threads: 2,
+            qd: 4,
+            runtime: Duration::from_millis(runtime_ms),
+            ..Default::default()
+        }
+    }
+
+    fn job(spec: JobSpec, interrupt: &AtomicBool) -> (Result<JobOutcome, JobError>, Vec<TimeRow>) {
+        let mut rows = Vec::new();
+        let targets = Arc::new(TargetSet::none(1 << 30));
+        let r = run_job(Arc::new(spec), targets, interrupt, |row| {
+            rows.push(row.clone())
+        });
+        (r, rows)
+    }
+
+    #[test]
+    fn workers_are_merged_and_every_second_becomes_a_row() {
+        let (out, rows) = job(spec(EngineKind::Null, 1200), &AtomicBool::new(false));
+        let out = out.unwrap();
+        assert!(out.error.is_none() && !out.interrupted);
+        assert!(out.read.ops > 0);
+        assert!((out.measured_s - 1.2).abs() < 0.5, "{}", out.measured_s);
+        assert_eq!(rows.len(), 2, "one full second and the last part");
+        assert_eq!(rows[0].sec, 0);
+        assert!(
+            (rows[1].interval_s - 0.2).abs() < 0.15,
+            "{}",
+            rows[1].interval_s
+        );
+    }
+
+    #[test]
+    fn an_injected_error_ends_the_job_with_that_error() {
+        let s = JobSpec {
+            fault: Some(FaultOptions {
+                error_at: vec![100],
+                ..Default::default()
+            }),
+            ..spec(EngineKind::Fault, 30_000)
+        };
+        let started = Instant::now();
+        let (out, _) = job(s, &AtomicBool::new(false));
+        let out = out.unwrap();
+        let err = out.error.unwrap();
+        assert!(err.starts_with("read of 8192 bytes"), "{err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the job stops at the first error"
+        );
+    }
+
+    #[test]
+    fn an_interrupt_ends_the_job_and_says_so() {
+        let interrupt = Arc::new(AtomicBool::new(false));
+        let i2 = interrupt.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            i2.store(true, Ordering::Relaxed);
+        });
+        let (out, _) = job(spec(EngineKind::Fault, 60_000), &interrupt);
+        t.join().unwrap();
+        let out = out.unwrap();
+        assert!(out.interrupted && out.error.is_none());
+        assert!(out.measured_s < 10.0, "{}", out.measured_s);
+    }
+
+    #[test]
+    fn a_worker_that_cannot_start_fails_the_job_before_it_measures() {
+        let s = JobSpec {
+            verify: true,
+            rw: crate::spec::Rw::Randrw,
+            threads: 4,
+            ..spec(EngineKind::Null, 1000)
+        };
+        let mut rows = 0;
+        let r = run_job(
+            Arc::new(s),
+            Arc::new(TargetSet::none(16384)),
+            &AtomicBool::new(false),
+            |_| rows += 1,
+        );
+        let e = r.unwrap_err();
+        assert!(
+            e.0.starts_with("the region is too small for 4 workers"),
+            "{e}"
+        );
+        assert_eq!(rows, 0);
+    }
+}

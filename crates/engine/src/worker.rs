@@ -477,12 +477,7 @@ impl Worker {
             .targets
             .get(s.target)
             .map_or("(null)".to_string(), |t| t.path.display().to_string());
-        let what = match s.op {
-            Op::Read => "read",
-            Op::Write => "write",
-            Op::Fsync => "fsync",
-            Op::Fdatasync => "fdatasync",
-        };
+        let what = s.op.name();
         if res < 0 {
             let e = std::io::Error::from_raw_os_error(-res);
             let hint = if -res == libc::ENOSPC {
@@ -640,5 +635,174 @@ fn sleep_precise(d: Duration) {
     }
     while Instant::now() < end {
         std::hint::spin_loop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engines::{FaultEngine, FaultOptions, NullEngine};
+    use crate::spec::{EngineKind, Rw};
+    use std::sync::mpsc;
+
+    fn spec(runtime_ms: u64) -> JobSpec {
+        JobSpec {
+            engine: EngineKind::Null,
+            runtime: Duration::from_millis(runtime_ms),
+            ..Default::default()
+        }
+    }
+
+    /// Runs one worker on `engine` with its stop flag, returning its outcome
+    /// and the messages it sent.
+    fn run_with<E: Engine>(
+        spec: JobSpec,
+        mut engine: E,
+        stop: Arc<AtomicBool>,
+    ) -> (WorkerOutcome, Vec<Msg>) {
+        let (tx, rx) = mpsc::channel();
+        let targets = TargetSet::none(1 << 30);
+        let mut bufs = SlotBuffers::new(spec.qd as usize, spec.max_bs() as usize, 1);
+        let plan = WorkerPlan {
+            id: 0,
+            end_ns: spec.runtime.as_nanos() as u64,
+            spec: Arc::new(spec),
+            region_start: 0,
+            region_len: targets.len,
+            targets: Arc::new(targets),
+            t0: Instant::now(),
+            ramp_ns: 0,
+            stop,
+            tx,
+        };
+        let out = run(plan, &mut engine, &mut bufs);
+        (out, rx.try_iter().collect())
+    }
+
+    fn faulty(opts: FaultOptions) -> FaultEngine<NullEngine> {
+        FaultEngine::new(NullEngine::default(), opts)
+    }
+
+    #[test]
+    fn every_completed_io_is_counted_and_reported_by_the_second() {
+        let s = JobSpec { qd: 8, ..spec(200) };
+        let (out, msgs) = run_with(s, NullEngine::default(), Arc::default());
+        assert!(out.error.is_none(), "{:?}", out.error);
+        assert!(out.read.ops > 0);
+        assert_eq!(out.read.bytes, out.read.ops * 8192);
+        assert_eq!(out.read.hist.count(), out.read.ops);
+        assert_eq!(out.write.ops, 0);
+        let reported: u64 = msgs
+            .iter()
+            .map(|m| match m {
+                Msg::Interval(iv) => iv.read.ops,
+                Msg::Done(_) => 0,
+            })
+            .sum();
+        // The intervals also hold the last completions, past the counted window.
+        assert!(reported >= out.read.ops && reported <= out.read.ops + 8, "{reported}");
+        assert!(matches!(msgs.last(), Some(Msg::Done(0))));
+    }
+
+    #[test]
+    fn an_injected_error_stops_the_worker_with_a_message_naming_the_operation() {
+        let e = faulty(FaultOptions {
+            error_at: vec![5],
+            ..Default::default()
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let (out, _) = run_with(spec(10_000), e, stop.clone());
+        let err = out.error.unwrap();
+        assert!(
+            err.starts_with("read of 8192 bytes at (null) offset"),
+            "{err}"
+        );
+        assert!(err.contains("Input/output error"), "{err}");
+        assert_eq!(out.read.ops, 4);
+        assert!(
+            stop.load(Ordering::Relaxed),
+            "the other workers are told to stop"
+        );
+    }
+
+    #[test]
+    fn a_short_read_is_an_error_not_a_success() {
+        let e = faulty(FaultOptions {
+            short_at: vec![3],
+            ..Default::default()
+        });
+        let (out, _) = run_with(spec(10_000), e, Arc::default());
+        let err = out.error.unwrap();
+        assert!(err.starts_with("short read at (null) offset"), "{err}");
+        assert!(err.ends_with(": 4096 of 8192 bytes"), "{err}");
+        assert_eq!(out.read.ops, 2);
+    }
+
+    #[test]
+    fn a_failed_sync_names_the_sync() {
+        let s = JobSpec {
+            rw: Rw::Randwrite,
+            fdatasync: Some(4),
+            ..spec(10_000)
+        };
+        // Four writes, then the fdatasync as operation 5.
+        let e = faulty(FaultOptions {
+            error_at: vec![5],
+            errno: libc::ENOSPC,
+            ..Default::default()
+        });
+        let (out, _) = run_with(s, e, Arc::default());
+        let err = out.error.unwrap();
+        assert!(err.starts_with("fdatasync of 0 bytes"), "{err}");
+        assert!(
+            err.contains("(no space left: use a smaller --size or free space)"),
+            "{err}"
+        );
+        assert_eq!(out.write.ops, 4);
+    }
+
+    #[test]
+    fn added_latency_shows_in_the_latency_figures() {
+        let e = faulty(FaultOptions {
+            delay: Some("3ms".parse().unwrap()),
+            ..Default::default()
+        });
+        let (out, _) = run_with(spec(100), e, Arc::default());
+        assert!(out.error.is_none());
+        assert!(out.read.ops > 0);
+        assert!(
+            out.read.hist.quantile_ns(0.0) >= 3_000_000,
+            "min {}",
+            out.read.hist.quantile_ns(0.0)
+        );
+    }
+
+    #[test]
+    fn a_stop_request_ends_the_run_early() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s2 = stop.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            s2.store(true, Ordering::Relaxed);
+        });
+        let started = Instant::now();
+        let (out, _) = run_with(spec(60_000), NullEngine::default(), stop);
+        t.join().unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(out.error.is_none());
+        assert!(out.last_ns < 10_000_000_000);
+    }
+
+    #[test]
+    fn syncs_are_timed_in_their_own_histogram() {
+        let s = JobSpec {
+            rw: Rw::Randwrite,
+            fsync: Some(4),
+            ..spec(100)
+        };
+        let (out, _) = run_with(s, NullEngine::default(), Arc::default());
+        assert!(out.error.is_none());
+        assert!(out.sync.count() > 0);
+        assert!(out.sync.count() <= out.write.ops / 4 + 1);
     }
 }

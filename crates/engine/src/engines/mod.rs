@@ -226,8 +226,30 @@ fn errno_result(n: isize) -> i32 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use std::io::Write;
+
+    /// A request on file 0 with tag 0.
+    pub(crate) fn request(op: Op, offset: u64, buf: *mut u8, len: u32) -> IoReq {
+        IoReq {
+            op,
+            file: 0,
+            offset,
+            len,
+            buf,
+            buf_index: 0,
+            tag: 0,
+        }
+    }
+
+    /// A temporary file holding `content`.
+    pub(crate) fn file_with(content: &[u8]) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(content).unwrap();
+        f.flush().unwrap();
+        f
+    }
 
     #[test]
     fn capabilities_are_declared_by_each_engine() {

@@ -43,3 +43,23 @@ impl Engine for NullEngine {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::request;
+    use super::*;
+
+    #[test]
+    fn completes_every_request_in_full_at_once() {
+        let mut e = NullEngine::default();
+        for (tag, op) in [Op::Read, Op::Write, Op::Fsync].into_iter().enumerate() {
+            let mut r = request(op, 0, std::ptr::null_mut(), 8192);
+            r.tag = tag as u32;
+            e.queue(&r).unwrap();
+        }
+        let mut out = Vec::new();
+        e.reap(0, None, &mut out).unwrap();
+        let results: Vec<(u32, i32)> = out.iter().map(|c| (c.tag, c.result)).collect();
+        assert_eq!(results, [(0, 8192), (1, 8192), (2, 0)]);
+    }
+}

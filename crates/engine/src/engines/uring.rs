@@ -188,3 +188,58 @@ impl Engine for UringEngine {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{file_with, request};
+    use super::*;
+    use crate::spec::JobSpec;
+    use std::os::unix::io::AsRawFd;
+
+    #[test]
+    fn batches_of_reads_complete_with_their_tags() {
+        if let Err(e) = UringEngine::probe() {
+            eprintln!("skipped: io_uring is not available here ({e})");
+            return;
+        }
+        let content: Vec<u8> = (0..16384u32).map(|i| (i / 4096) as u8).collect();
+        let f = file_with(&content);
+        let mut bufs = vec![vec![0u8; 4096]; 4];
+        let iovecs: Vec<(*mut u8, usize)> =
+            bufs.iter_mut().map(|b| (b.as_mut_ptr(), 4096)).collect();
+        let spec = JobSpec {
+            uring: UringOptions { submit_batch: 2 },
+            ..Default::default()
+        };
+        let setup = EngineSetup {
+            fds: &[f.as_file().as_raw_fd()],
+            depth: 4,
+            buffers: &iovecs,
+            spec: &spec,
+        };
+        let mut e = UringEngine::open(&setup).unwrap();
+        for (i, &(buf, _)) in iovecs.iter().enumerate() {
+            let mut r = request(Op::Read, i as u64 * 4096, buf, 4096);
+            r.tag = i as u32;
+            r.buf_index = i as u16;
+            e.queue(&r).unwrap();
+        }
+        let mut out = Vec::new();
+        while out.len() < 4 {
+            e.reap(4 - out.len(), None, &mut out).unwrap();
+        }
+        out.sort_by_key(|c| c.tag);
+        assert!(out.iter().all(|c| c.result == 4096), "{out:?}");
+        drop(e);
+        for (i, b) in bufs.iter().enumerate() {
+            assert!(b.iter().all(|&x| x == i as u8));
+        }
+    }
+
+    #[test]
+    fn submit_batch_is_checked_against_the_depth() {
+        assert!(UringOptions { submit_batch: 4 }.validate(4).is_ok());
+        assert!(UringOptions { submit_batch: 0 }.validate(4).is_err());
+        assert!(UringOptions { submit_batch: 5 }.validate(4).is_err());
+    }
+}
