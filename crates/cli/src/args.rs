@@ -85,7 +85,8 @@ pub enum EngineArg {
     #[value(name = "io_uring", alias = "io-uring", alias = "uring")]
     IoUring,
     Null,
-    /// The null engine with injected errors, short transfers and latency (--fault-*).
+    // The null engine with injected errors, short transfers and latency
+    // (--fault-*). No doc comment: clap would switch the help to long form.
     Fault,
 }
 

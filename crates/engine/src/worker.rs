@@ -700,7 +700,10 @@ mod tests {
             })
             .sum();
         // The intervals also hold the last completions, past the counted window.
-        assert!(reported >= out.read.ops && reported <= out.read.ops + 8, "{reported}");
+        assert!(
+            reported >= out.read.ops && reported <= out.read.ops + 8,
+            "{reported}"
+        );
         assert!(matches!(msgs.last(), Some(Msg::Done(0))));
     }
 

@@ -1,0 +1,195 @@
+//! Failure paths of `iolens run`, through the real binary, with the fault
+//! engine (no failing hardware needed).
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::fs;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+use tempfile::TempDir;
+
+fn scratch() -> TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+fn load(dir: &Path) -> Value {
+    serde_json::from_str(&fs::read_to_string(dir.join("result.json")).unwrap()).unwrap()
+}
+
+/// `iolens run --engine fault ARGS` (another `--engine` in ARGS replaces
+/// it): (exit code, stdout, stderr, result.json if any).
+fn fault_run(dir: &Path, args: &[&str]) -> (i32, String, String, Option<Value>) {
+    let out = dir.join("r");
+    let engine: &[&str] = if args.contains(&"--engine") {
+        &[]
+    } else {
+        &["--engine", "fault"]
+    };
+    let o = Command::cargo_bin("iolens")
+        .unwrap()
+        .arg("run")
+        .args(engine)
+        .args(args)
+        .arg("--output")
+        .arg(&out)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    let res = out.join("result.json").exists().then(|| load(&out));
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        res,
+    )
+}
+
+#[test]
+fn an_injected_eio_fails_the_run_with_an_error_naming_the_operation() {
+    let d = scratch();
+    let (code, stdout, _, res) =
+        fault_run(d.path(), &["--fault-error-at", "50", "--runtime", "30s"]);
+    assert_eq!(code, 1, "{stdout}");
+    let r = res.unwrap();
+    assert_eq!(r["status"], "failed");
+    let err = r["error"].as_str().unwrap();
+    assert!(
+        err.starts_with("read of 8192 bytes at (null) offset "),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("failed: Input/output error (os error 5)"),
+        "{err}"
+    );
+    assert_eq!(r["summary"]["read"]["ops"], 49);
+    assert_eq!(r["config"]["engine"], "fault");
+    assert_eq!(r["config"]["fault"]["error_at"], serde_json::json!([50]));
+    assert!(
+        stdout.contains(err),
+        "the summary shows the error: {stdout}"
+    );
+}
+
+#[test]
+fn an_injected_enospc_on_a_write_says_what_to_do() {
+    let d = scratch();
+    let args = [
+        "--rw",
+        "randwrite",
+        "--fault-error-at",
+        "3",
+        "--fault-errno",
+        "ENOSPC",
+        "--runtime",
+        "30s",
+    ];
+    let (code, _, _, res) = fault_run(d.path(), &args);
+    assert_eq!(code, 1);
+    let r = res.unwrap();
+    let err = r["error"].as_str().unwrap();
+    assert!(err.starts_with("write of 8192 bytes"), "{err}");
+    assert!(err.contains("no space left: use a smaller --size"), "{err}");
+}
+
+#[test]
+fn a_short_read_is_reported_as_an_error_not_a_success() {
+    let d = scratch();
+    let (code, _, _, res) = fault_run(
+        d.path(),
+        &["--fault-short-at", "10", "--qd", "4", "--runtime", "30s"],
+    );
+    assert_eq!(code, 1);
+    let r = res.unwrap();
+    assert_eq!(r["status"], "failed");
+    let err = r["error"].as_str().unwrap();
+    assert!(err.starts_with("short read at (null) offset "), "{err}");
+    assert!(err.ends_with(": 4096 of 8192 bytes"), "{err}");
+}
+
+#[test]
+fn added_latency_shows_in_the_latency_figures() {
+    let d = scratch();
+    let (code, _, err, res) = fault_run(
+        d.path(),
+        &["--fault-delay", "2ms@every:2", "--runtime", "1s"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let r = res.unwrap();
+    assert_eq!(r["status"], "ok");
+    let lat = &r["summary"]["read"]["lat_us"];
+    // Half the reads wait 2 ms, the other half complete at once.
+    assert!(lat["min"].as_f64().unwrap() < 1000.0, "{lat}");
+    assert!(lat["max"].as_f64().unwrap() >= 2000.0, "{lat}");
+    assert!(lat["mean"].as_f64().unwrap() >= 900.0, "{lat}");
+    assert_eq!(r["config"]["fault"]["delay"], "2ms@every:2");
+}
+
+#[test]
+fn ctrl_c_interrupts_a_slowed_fault_run() {
+    let d = scratch();
+    let out = d.path().join("int");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iolens"))
+        .args([
+            "run",
+            "--engine",
+            "fault",
+            "--fault-delay",
+            "1ms",
+            "--runtime",
+            "60s",
+            "--quiet",
+            "--output",
+        ])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let r = load(&out);
+    assert_eq!(r["status"], "interrupted");
+    assert!(r["summary"]["read"]["ops"].as_u64().unwrap() > 0);
+    assert!(r["summary"]["measured_s"].as_f64().unwrap() < 10.0);
+}
+
+#[test]
+fn fault_options_are_checked_with_one_line_and_exit_2() {
+    let d = scratch();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--engine", "null", "--fault-error-at", "3"],
+            "--engine fault",
+        ),
+        (&["--fault-error-at", "0"], "from 1"),
+        (&["--fault-delay", "5ms@every:0"], "--fault-delay"),
+        (&["--fault-errno", "EWHAT"], "ENOSPC"),
+    ];
+    for (args, want) in cases {
+        let (code, _, err, res) = fault_run(d.path(), args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(res.is_none());
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn calibrate_and_matrix_refuse_engines_without_storage() {
+    for cmd in ["calibrate", "matrix"] {
+        let o = Command::cargo_bin("iolens")
+            .unwrap()
+            .args([cmd, "--target", "/tmp/x", "--engine", "fault"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("--engine fault measures no storage; use --engine io_uring or psync"),
+            "{err}"
+        );
+    }
+}
