@@ -101,58 +101,60 @@ fn default_name() -> String {
     "sweep".into()
 }
 
-/// `sweep.json`. Fields are written in this order.
+/// `sweep.json`. Fields are declared (and so written) in alphabetical
+/// order, the order `sweep.json` has always had.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SweepDoc {
-    /// [`SWEEP_SCHEMA`].
-    pub schema: String,
-    #[serde(default)]
-    pub tool: SweepTool,
-    /// Name of the sweep (`sweep` when the document has none).
-    #[serde(default = "default_name")]
-    pub name: String,
     /// The iolens command run at each point (`run`, `db run`).
     #[serde(default)]
     pub command: String,
     /// The sweep file, as given on the command line.
     #[serde(default)]
     pub file: String,
-    #[serde(default)]
-    pub status: SweepStatus,
-    /// RFC 3339 times.
-    #[serde(default)]
-    pub started_at: String,
-    #[serde(default)]
-    pub updated_at: String,
+    /// Name of the sweep (`sweep` when the document has none).
+    #[serde(default = "default_name")]
+    pub name: String,
     /// Names of the parameters, in order.
     #[serde(default)]
     pub param_order: Vec<String>,
     #[serde(default)]
     pub points: Vec<SweepPoint>,
+    /// [`SWEEP_SCHEMA`].
+    pub schema: String,
+    /// When the sweep started (RFC 3339; a resumed sweep keeps its first start).
+    #[serde(default)]
+    pub started_at: String,
+    #[serde(default)]
+    pub status: SweepStatus,
+    #[serde(default)]
+    pub tool: SweepTool,
+    /// When the document was last written (RFC 3339).
+    #[serde(default)]
+    pub updated_at: String,
 }
 
-/// One point of `sweep.json`.
+/// One point of `sweep.json` (fields in alphabetical order, as written).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SweepPoint {
-    /// Its result directory, relative to the sweep directory.
-    #[serde(default)]
-    pub dir: String,
-    /// The axis values of this point.
-    #[serde(default)]
-    pub params: Map<String, Value>,
     /// The command-line arguments it runs with (not --output/--quiet).
     #[serde(default)]
     pub args: Vec<String>,
+    /// Its result directory, relative to the sweep directory.
     #[serde(default)]
-    pub status: PointStatus,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<i32>,
+    pub dir: String,
     /// Seconds it ran, to the millisecond.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_s: Option<f64>,
     /// What went wrong (for points not `ok`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The axis values of this point.
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    #[serde(default)]
+    pub status: PointStatus,
 }
 
 impl SweepDoc {
@@ -196,19 +198,96 @@ mod tests {
         assert_eq!(
             keys,
             [
-                "schema",
-                "tool",
-                "name",
                 "command",
                 "file",
-                "status",
-                "started_at",
-                "updated_at",
+                "name",
                 "param_order",
-                "points"
+                "points",
+                "schema",
+                "started_at",
+                "status",
+                "tool",
+                "updated_at"
             ]
         );
         assert!(!text.contains("exit_code"), "{text}");
-        assert!(text.ends_with("]\n}\n"), "{text}");
+        assert!(text.ends_with("\"\n}\n"), "{text}");
+    }
+
+    /// sweep.json keeps the bytes it has always had: keys in alphabetical
+    /// order, optional point keys left out, a final newline.
+    #[test]
+    fn the_written_text_is_byte_for_byte_the_established_format() {
+        let doc = SweepDoc {
+            command: "run".into(),
+            file: "s.toml".into(),
+            name: "s".into(),
+            param_order: vec!["qd".into()],
+            points: vec![
+                SweepPoint {
+                    args: vec!["run".into(), "--qd".into(), "1".into()],
+                    dir: "01-qd=1".into(),
+                    duration_s: Some(1.25),
+                    error: Some("boom".into()),
+                    exit_code: Some(1),
+                    params: json!({"qd": 1, "bs": "8k"}).as_object().unwrap().clone(),
+                    status: PointStatus::Failed,
+                },
+                SweepPoint {
+                    dir: "02-qd=2".into(),
+                    ..SweepPoint::default()
+                },
+            ],
+            schema: SWEEP_SCHEMA.into(),
+            started_at: "t0".into(),
+            status: SweepStatus::Failed,
+            tool: SweepTool {
+                name: "iolens".into(),
+                version: "0.1.0".into(),
+            },
+            updated_at: "t1".into(),
+        };
+        let want = r#"{
+  "command": "run",
+  "file": "s.toml",
+  "name": "s",
+  "param_order": [
+    "qd"
+  ],
+  "points": [
+    {
+      "args": [
+        "run",
+        "--qd",
+        "1"
+      ],
+      "dir": "01-qd=1",
+      "duration_s": 1.25,
+      "error": "boom",
+      "exit_code": 1,
+      "params": {
+        "bs": "8k",
+        "qd": 1
+      },
+      "status": "failed"
+    },
+    {
+      "args": [],
+      "dir": "02-qd=2",
+      "params": {},
+      "status": "pending"
+    }
+  ],
+  "schema": "iolens.sweep/1",
+  "started_at": "t0",
+  "status": "failed",
+  "tool": {
+    "name": "iolens",
+    "version": "0.1.0"
+  },
+  "updated_at": "t1"
+}
+"#;
+        assert_eq!(doc.to_text().unwrap(), want);
     }
 }
