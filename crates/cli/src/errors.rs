@@ -91,3 +91,41 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
     eprintln!("iolens: {msg} (see --help)");
     ExitCode::from(2)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+    use iolens_core::result::ResultError;
+    use std::path::PathBuf;
+
+    #[test]
+    fn each_error_type_maps_to_its_exit_code() {
+        let bad: Vec<anyhow::Error> = vec![
+            UsageError("x".into()).into(),
+            iolens_engine::TargetError("x".into()).into(),
+            iolens_engine::JobError("x".into()).into(),
+            ResultError::Exists(PathBuf::from("d")).into(),
+            iolens_sweep::SweepError::BadInput("x".into()).into(),
+            // Context on top keeps the kind of the error below.
+            anyhow::Error::from(UsageError("x".into())).context("while doing y"),
+        ];
+        for e in &bad {
+            assert_eq!(kind_of(e), ErrorKind::BadInput, "{e:#}");
+        }
+        let failed: Vec<anyhow::Error> = vec![
+            anyhow::anyhow!("plain"),
+            ResultError::Parse {
+                path: PathBuf::from("r"),
+                msg: "m".into(),
+            }
+            .into(),
+            std::fs::read("/nonexistent/x")
+                .context("reading x")
+                .unwrap_err(),
+        ];
+        for e in &failed {
+            assert_eq!(kind_of(e), ErrorKind::Failed, "{e:#}");
+        }
+    }
+}

@@ -47,3 +47,22 @@ impl Classify for SweepError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_sweep_error_says_whether_the_user_can_fix_it() {
+        let exists = SweepError::from(ResultError::Exists(PathBuf::from("d")));
+        assert_eq!(exists.kind(), ErrorKind::BadInput);
+        assert_eq!(SweepError::BadInput("x".into()).kind(), ErrorKind::BadInput);
+        let io = SweepError::io("starting iolens")(io::Error::other("gone"));
+        assert_eq!(io.kind(), ErrorKind::Failed);
+        // The cause follows as the error's source, so the one printed line
+        // reads "starting iolens: gone".
+        assert_eq!(io.to_string(), "starting iolens");
+        assert_eq!(std::error::Error::source(&io).unwrap().to_string(), "gone");
+    }
+}
