@@ -1,9 +1,12 @@
-//! Mapping errors to one line on stderr and an exit code.
+//! Mapping errors to one line on stderr and an exit code, in one place.
 //!
-//! Anything the user can fix (bad option values, unusable targets, unreachable
-//! servers, an existing result directory) exits with code 2; everything else
-//! with 1.
+//! Each library's error type says what kind of error it is
+//! ([`iolens_core::Classify`]): anything the user can fix (bad option values,
+//! unusable targets, unreachable servers, an existing result directory) is
+//! [`ErrorKind::BadInput`] and exits with code 2; everything else with 1.
+//! (0 and 130 come from how a run ended: [`iolens_core::Status::exit_code`].)
 
+use iolens_core::{Classify, ErrorKind};
 use std::process::ExitCode;
 
 /// An error in what the user asked for; exits with code 2.
@@ -11,20 +14,46 @@ use std::process::ExitCode;
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+impl Classify for UsageError {
+    fn kind(&self) -> ErrorKind {
+        ErrorKind::BadInput
+    }
+}
+
 /// Shorthand for returning a [`UsageError`].
 pub fn usage<T>(msg: impl Into<String>) -> anyhow::Result<T> {
     Err(UsageError(msg.into()).into())
 }
 
-fn is_usage(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<UsageError>().is_some()
-        || e.downcast_ref::<iolens_engine::TargetError>().is_some()
-        || e.downcast_ref::<iolens_engine::JobError>().is_some()
-        || matches!(
-            e.downcast_ref::<iolens_core::result::ResultError>(),
-            Some(iolens_core::result::ResultError::Exists(_))
-                | Some(iolens_core::result::ResultError::Io { .. })
-        )
+/// The kind of a classified error, if `e` is one of the error types of iolens.
+/// A crate whose error type implements [`Classify`] adds one line here.
+fn classify(e: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
+    fn kind<T: Classify + 'static>(e: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
+        e.downcast_ref::<T>().map(Classify::kind)
+    }
+    kind::<UsageError>(e)
+        .or_else(|| kind::<iolens_core::result::ResultError>(e))
+        .or_else(|| kind::<iolens_engine::TargetError>(e))
+        .or_else(|| kind::<iolens_engine::JobError>(e))
+        .or_else(|| kind::<iolens_sweep::SweepError>(e))
+}
+
+/// Bad input when any error in the chain says so; a failure otherwise.
+fn kind_of(e: &anyhow::Error) -> ErrorKind {
+    let bad = e.chain().any(|c| classify(c) == Some(ErrorKind::BadInput));
+    if bad {
+        ErrorKind::BadInput
+    } else {
+        ErrorKind::Failed
+    }
+}
+
+/// The exit code of an error: 2 for bad input, 1 for a failure.
+fn exit_code(kind: ErrorKind) -> ExitCode {
+    match kind {
+        ErrorKind::BadInput => ExitCode::from(2),
+        ErrorKind::Failed => ExitCode::from(1),
+    }
 }
 
 /// Prints `iolens: <message>` and returns the exit code.
@@ -35,11 +64,7 @@ pub fn report(e: &anyhow::Error) -> ExitCode {
         .collect::<Vec<_>>()
         .join(": ");
     eprintln!("iolens: {msg}");
-    if is_usage(e) {
-        ExitCode::from(2)
-    } else {
-        ExitCode::from(1)
-    }
+    exit_code(kind_of(e))
 }
 
 /// Prints a command-line parsing error as one line (help and version as usual).
@@ -65,4 +90,42 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
     let msg = msg.strip_prefix("error: ").unwrap_or(&msg);
     eprintln!("iolens: {msg} (see --help)");
     ExitCode::from(2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+    use iolens_core::result::ResultError;
+    use std::path::PathBuf;
+
+    #[test]
+    fn each_error_type_maps_to_its_exit_code() {
+        let bad: Vec<anyhow::Error> = vec![
+            UsageError("x".into()).into(),
+            iolens_engine::TargetError("x".into()).into(),
+            iolens_engine::JobError("x".into()).into(),
+            ResultError::Exists(PathBuf::from("d")).into(),
+            iolens_sweep::SweepError::BadInput("x".into()).into(),
+            // Context on top keeps the kind of the error below.
+            anyhow::Error::from(UsageError("x".into())).context("while doing y"),
+        ];
+        for e in &bad {
+            assert_eq!(kind_of(e), ErrorKind::BadInput, "{e:#}");
+        }
+        let failed: Vec<anyhow::Error> = vec![
+            anyhow::anyhow!("plain"),
+            ResultError::Parse {
+                path: PathBuf::from("r"),
+                msg: "m".into(),
+            }
+            .into(),
+            std::fs::read("/nonexistent/x")
+                .context("reading x")
+                .unwrap_err(),
+        ];
+        for e in &failed {
+            assert_eq!(kind_of(e), ErrorKind::Failed, "{e:#}");
+        }
+    }
 }

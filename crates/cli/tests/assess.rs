@@ -1,6 +1,8 @@
 //! `iolens assess` at a short duration on both database backends.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
@@ -10,8 +12,7 @@ use std::sync::Mutex;
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn assess(db: &str, dir: &Path, out: &Path, secs: u64) -> (i32, String, Value) {
-    let o = Command::cargo_bin("iolens")
-        .unwrap()
+    let o = iolens()
         .args([
             "assess",
             "--db",
@@ -38,7 +39,7 @@ fn assess(db: &str, dir: &Path, out: &Path, secs: u64) -> (i32, String, Value) {
 }
 
 fn check(db: &str) {
-    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = scratch();
     let work = d.path().join("storage");
     fs::create_dir_all(&work).unwrap();
     let secs = 30;
@@ -95,10 +96,7 @@ fn assess_on_sqlite_then_postgres() {
         .map(|rd| rd.flatten().any(|e| e.path().join("bin/initdb").exists()))
         .unwrap_or(false);
     if !found {
-        eprintln!(
-            "skipped: PostgreSQL server binaries are not installed (apt-get install postgresql)"
-        );
-        return;
+        skip!("PostgreSQL server binaries are not installed (apt-get install postgresql)");
     }
     check("postgres");
     // No server left running.
@@ -119,7 +117,7 @@ fn assess_on_sqlite_then_postgres() {
 fn an_interrupted_assessment_leaves_nothing_behind() {
     use std::os::unix::process::CommandExt;
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = scratch();
     let work = d.path().join("storage");
     fs::create_dir_all(&work).unwrap();
     let out = d.path().join("out");

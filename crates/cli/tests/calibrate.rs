@@ -2,7 +2,9 @@
 //! interrupt, and the accuracy test on a device with a known limit (a loop
 //! device with direct I/O inside a blkio cgroup with read limits).
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use serde_json::Value;
 use std::fs;
 use std::io::Write;
@@ -17,24 +19,6 @@ static DISK: Mutex<()> = Mutex::new(());
 
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     DISK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("calibrate")
-        .join(name);
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn iolens() -> Command {
-    Command::cargo_bin("iolens").unwrap()
-}
-
-fn load(dir: &Path) -> Value {
-    let text = fs::read_to_string(dir.join("result.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
 }
 
 fn f(v: &Value) -> f64 {
@@ -54,7 +38,7 @@ fn steps<'a>(doc: &'a Value, trial: u64, io: &str) -> Vec<&'a Value> {
 #[test]
 fn calibrate_on_a_real_file_reports_figures_spread_and_ladders() {
     let _disk = one_at_a_time();
-    let d = scratch("file");
+    let d = scratch_in("calibrate", "file");
     let out = d.join("out");
     let assert = iolens()
         .args(["calibrate", "--target"])
@@ -166,7 +150,7 @@ fn calibrate_on_a_real_file_reports_figures_spread_and_ladders() {
 #[test]
 fn num_disks_only_moves_the_start_and_an_unmet_latency_limit_is_explained() {
     let _disk = one_at_a_time();
-    let d = scratch("limit");
+    let d = scratch_in("calibrate", "limit");
     fs::create_dir_all(&d).unwrap();
     let out = d.join("out");
     iolens()
@@ -217,7 +201,7 @@ fn num_disks_only_moves_the_start_and_an_unmet_latency_limit_is_explained() {
 
 #[test]
 fn bad_input_is_one_clear_line_and_exit_2() {
-    let d = scratch("bad");
+    let d = scratch_in("calibrate", "bad");
     let data = d.join("data");
     fs::write(&data, vec![7u8; 1 << 20]).unwrap();
     let cases: Vec<(Vec<String>, &str)> = vec![
@@ -254,7 +238,7 @@ fn bad_input_is_one_clear_line_and_exit_2() {
 #[test]
 fn an_interrupt_keeps_what_was_measured() {
     let _disk = one_at_a_time();
-    let d = scratch("interrupt");
+    let d = scratch_in("calibrate", "interrupt");
     let out = d.join("out");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iolens"))
         .args(["calibrate", "--target"])
@@ -363,11 +347,10 @@ fn accuracy_on_a_throttled_loop_device() {
     let limits = match limits_available() {
         Ok(l) => l,
         Err(why) => {
-            eprintln!("skipping the calibrate accuracy test: {why}");
-            return;
+            skip!("{why}");
         }
     };
-    let d = scratch("accuracy");
+    let d = scratch_in("calibrate", "accuracy");
     // A file on the real disk, written (not sparse), under a loop device with direct I/O.
     let backing = d.join("backing.img");
     {
@@ -388,15 +371,13 @@ fn accuracy_on_a_throttled_loop_device() {
     let dev = match attach {
         Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
         Ok(o) => {
-            eprintln!(
-                "skipping the calibrate accuracy test: losetup failed: {}",
+            skip!(
+                "losetup failed: {}",
                 String::from_utf8_lossy(&o.stderr).trim()
             );
-            return;
         }
         Err(e) => {
-            eprintln!("skipping the calibrate accuracy test: no losetup ({e})");
-            return;
+            skip!("no losetup ({e})");
         }
     };
     let lo = Loop(dev.clone());
@@ -405,8 +386,7 @@ fn accuracy_on_a_throttled_loop_device() {
     if fs::read_to_string(Path::new("/sys/block").join(&name).join("loop/dio"))
         .is_ok_and(|v| v.trim() != "1")
     {
-        eprintln!("skipping the calibrate accuracy test: {dev} refused direct I/O");
-        return;
+        skip!("{dev} refused direct I/O");
     }
     // blk-throttle works in slices: 100 ms on rotational queues, 20 ms on
     // others, chosen when the first limit is set. A loop device over a file
@@ -444,8 +424,7 @@ fn accuracy_on_a_throttled_loop_device() {
                 &cg.0.join("io.max"),
                 &format!("{majmin} riops={} rbps={BPS}", IOPS as u64),
             ) {
-                eprintln!("skipping the calibrate accuracy test: {e}");
-                return;
+                skip!("{e}");
             }
             let procs = cg.0.join("cgroup.procs");
             (cg, procs)

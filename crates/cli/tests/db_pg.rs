@@ -3,16 +3,14 @@
 //! exact update share, reads seen at the device, the cache share, failures,
 //! interrupts and cleanup.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-fn iolens() -> Command {
-    Command::cargo_bin("iolens").unwrap()
-}
 
 /// Whether every directory down to `p` can be entered by others (the
 /// managed server runs as the `postgres` user when the tests run as root).
@@ -48,9 +46,6 @@ fn have_postgres() -> bool {
     let on_path = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).any(|d| d.join("initdb").is_file()))
         .unwrap_or(false);
-    if !(debian || on_path) {
-        eprintln!("skipped: no PostgreSQL server binaries (apt-get install postgresql)");
-    }
     debian || on_path
 }
 
@@ -180,7 +175,7 @@ fn status_of(result: &Path) -> String {
 #[test]
 fn managed_cluster_end_to_end() {
     if !have_postgres() {
-        return;
+        skip!("no PostgreSQL server binaries (apt-get install postgresql)");
     }
     let root = scratch("e2e");
     let pg = root.join("pg");
@@ -499,15 +494,13 @@ fn managed_cluster_end_to_end() {
 fn an_os_cache_limit_puts_the_server_in_a_memory_cgroup_and_removes_it() {
     // SAFETY: geteuid has no preconditions.
     if !have_postgres() || unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs PostgreSQL and root");
-        return;
+        skip!("needs PostgreSQL and root");
     }
     if !Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists()
         && !fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
             .is_ok_and(|c| c.contains("memory"))
     {
-        eprintln!("skipped: no memory cgroup controller");
-        return;
+        skip!("no memory cgroup controller");
     }
     let root = scratch("cgroup");
     let pg = root.join("pg");

@@ -1,22 +1,11 @@
 //! `iolens db --db sqlite`: the SLOB method on embedded SQLite through the
 //! real binary, with page reads proven at the device.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use serde_json::Value;
 use std::fs;
-use std::path::Path;
-
-fn iolens() -> Command {
-    Command::cargo_bin("iolens").unwrap()
-}
-
-fn scratch() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
-
-fn load(dir: &Path) -> Value {
-    serde_json::from_str(&fs::read_to_string(dir.join("result.json")).unwrap()).unwrap()
-}
 
 #[test]
 fn setup_and_run_on_sqlite_with_device_proof() {
@@ -151,8 +140,7 @@ fn setup_and_run_on_sqlite_with_device_proof() {
         );
     }
     if s["os"].is_null() {
-        eprintln!("device check skipped: no block device under the scratch directory");
-        return;
+        skip!("the device check: no block device under the scratch directory");
     }
     // Direct I/O: nearly every page read reached the device.
     let cached = s["os_cache_hit_pct"].as_f64().unwrap();

@@ -2,29 +2,14 @@
 //! names and CSV shapes, concurrent streams, writes, an interrupt, and clear
 //! exit-2 errors for impossible matrices.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use serde_json::Value;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("matrix")
-        .join(name);
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn iolens() -> Command {
-    Command::cargo_bin("iolens").unwrap()
-}
-
-fn load(dir: &Path) -> Value {
-    serde_json::from_str(&fs::read_to_string(dir.join("result.json")).unwrap()).unwrap()
-}
 
 /// The ORION file of `dir` ending in `suffix` (`_iops.csv`, ...), checking the
 /// `<test>_<YYYYMMDD_HHMM>` prefix.
@@ -73,7 +58,7 @@ fn point(doc: &Value, small: u64, large: u64) -> &Value {
 
 #[test]
 fn simple_run_writes_orions_files() {
-    let d = scratch("simple");
+    let d = scratch_in("matrix", "simple");
     let out = d.join("out");
     let assert = iolens()
         .args(["matrix", "--target"])
@@ -139,7 +124,7 @@ fn simple_run_writes_orions_files() {
 
 #[test]
 fn streams_of_a_point_run_at_the_same_time() {
-    let d = scratch("point");
+    let d = scratch_in("matrix", "point");
     let out = d.join("out");
     iolens()
         .args(["matrix", "--target"])
@@ -180,7 +165,7 @@ fn streams_of_a_point_run_at_the_same_time() {
 
 #[test]
 fn sequential_streams_with_writes_fill_a_detailed_matrix() {
-    let d = scratch("seq");
+    let d = scratch_in("matrix", "seq");
     let out = d.join("out");
     iolens()
         .args(["matrix", "--target"])
@@ -233,7 +218,7 @@ fn sequential_streams_with_writes_fill_a_detailed_matrix() {
 
 #[test]
 fn impossible_matrices_and_bad_input_exit_2() {
-    let d = scratch("bad");
+    let d = scratch_in("matrix", "bad");
     let foreign = d.join("foreign");
     fs::write(&foreign, vec![1u8; 4 << 20]).unwrap();
     let cases: &[(&[&str], &str)] = &[
@@ -292,7 +277,7 @@ fn impossible_matrices_and_bad_input_exit_2() {
 
 #[test]
 fn an_interrupt_keeps_the_finished_points() {
-    let d = scratch("interrupt");
+    let d = scratch_in("matrix", "interrupt");
     let out = d.join("out");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iolens"))
         .args(["matrix", "--target"])

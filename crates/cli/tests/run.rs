@@ -1,6 +1,8 @@
 //! `iolens run` on real files, with every engine, through the real binary.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use serde_json::Value;
 use std::fs;
 use std::os::unix::fs::FileExt;
@@ -8,18 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 use tempfile::TempDir;
-
-fn scratch() -> TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
-
-fn iolens() -> Command {
-    Command::cargo_bin("iolens").unwrap()
-}
-
-fn load(dir: &Path) -> Value {
-    serde_json::from_str(&fs::read_to_string(dir.join("result.json")).unwrap()).unwrap()
-}
 
 /// Runs iolens with `args`, returning (exit code, stderr, result.json if any).
 fn run(dir: &Path, name: &str, args: &[&str]) -> (i32, String, Option<Value>) {
@@ -233,8 +223,7 @@ fn root_device() -> Option<PathBuf> {
 #[test]
 fn a_mounted_block_device_is_never_written() {
     let Some(dev) = root_device() else {
-        eprintln!("skipped: the root filesystem is not on a /dev block device here");
-        return;
+        skip!("the root filesystem is not on a /dev block device here");
     };
     let d = scratch();
     let dev = dev.display().to_string();
@@ -267,8 +256,7 @@ fn a_mounted_block_device_is_never_written() {
         &["--target", &dev, "--size", "64m", "--runtime", "1s"],
     );
     if code == 2 && err.contains("permission denied") {
-        eprintln!("read part skipped: this sandbox does not let root open {dev}");
-        return;
+        skip!("the read part: this sandbox does not let root open {dev}");
     }
     assert_eq!(code, 0, "{err}");
     assert_eq!(res.unwrap()["targets"][0]["kind"], "blockdev");
@@ -498,8 +486,7 @@ fn buffered_reads_served_by_the_page_cache_are_flagged() {
     assert_eq!(code, 0, "{err}");
     let r = res.unwrap();
     if r["summary"]["device"].is_null() {
-        eprintln!("skipped: no block device under the scratch directory");
-        return;
+        skip!("no block device under the scratch directory");
     }
     let dev = r["summary"]["device"]["read_ios"].as_u64().unwrap();
     let ops = r["summary"]["read"]["ops"].as_u64().unwrap();
@@ -572,8 +559,7 @@ impl Drop for Loop {
 fn block_devices_are_read_freely_written_only_when_allowed_and_unmounted() {
     let d = scratch();
     let Some(lo) = Loop::new(d.path()) else {
-        eprintln!("skipped: cannot set up a loop device here (needs root and loop support)");
-        return;
+        skip!("cannot set up a loop device here (needs root and loop support)");
     };
     let dev = lo.dev.clone();
     let (code, err, res) = run(
@@ -627,8 +613,7 @@ fn block_devices_are_read_freely_written_only_when_allowed_and_unmounted() {
             .status()
             .is_ok_and(|s| s.success());
     if !mounted {
-        eprintln!("mount part skipped: cannot mount a loop device here");
-        return;
+        skip!("the mount part: cannot mount a loop device here");
     }
     let (code, err, _) = run(d.path(), "w3", &allowed);
     assert_eq!(code, 2);

@@ -6,28 +6,17 @@
 //!
 //! Set `UPDATE_SNAPSHOTS=1` to rewrite the snapshots after an intended change.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use serde_json::{json, Value};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use tempfile::TempDir;
-
-fn scratch() -> TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
-
-fn iolens() -> Command {
-    Command::cargo_bin("iolens").unwrap()
-}
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-fn load(p: &Path) -> Value {
-    serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap()
 }
 
 /// Runs iolens in `dir`; returns (exit code, stdout, stderr).
@@ -47,7 +36,7 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 }
 
 fn statuses(sweep: &Path) -> Vec<String> {
-    load(&sweep.join("sweep.json"))["points"]
+    read_json(&sweep.join("sweep.json"))["points"]
         .as_array()
         .unwrap()
         .iter()
@@ -100,14 +89,14 @@ qd = [1, 4]
     assert_eq!(out.trim(), "sw");
     let sw = d.path().join("sw");
     assert_eq!(statuses(&sw), vec!["ok"; 4]);
-    let plan = load(&sw.join("sweep.json"));
+    let plan = read_json(&sw.join("sweep.json"));
     assert_eq!(plan["schema"], "iolens.sweep/1");
     assert_eq!(plan["status"], "ok");
     assert_eq!(plan["param_order"], json!(["rw", "qd"]));
     assert!(sw.join("sweep.toml").is_file());
     // each point ran with its own options and wrote its own result
     for p in plan["points"].as_array().unwrap() {
-        let r = load(&sw.join(p["dir"].as_str().unwrap()).join("result.json"));
+        let r = read_json(&sw.join(p["dir"].as_str().unwrap()).join("result.json"));
         assert_eq!(r["status"], "ok");
         assert_eq!(r["config"]["qd"], p["params"]["qd"]);
         assert_eq!(r["config"]["rw"], p["params"]["rw"]);
@@ -187,7 +176,7 @@ qd = [2]
     assert_eq!(code, 1, "a failed point makes the sweep exit 1: {err}");
     let sw = d.path().join("sw");
     assert_eq!(statuses(&sw), vec!["ok", "failed", "ok"]);
-    let plan = load(&sw.join("sweep.json"));
+    let plan = read_json(&sw.join("sweep.json"));
     assert_eq!(plan["status"], "failed");
     let failed = &plan["points"][1];
     assert_eq!(failed["exit_code"], 2);
@@ -195,7 +184,7 @@ qd = [2]
         failed["error"].as_str().unwrap().contains("--bs"),
         "{failed}"
     );
-    let ok = load(&sw.join("03-bs=8k-qd=2/result.json"));
+    let ok = read_json(&sw.join("03-bs=8k-qd=2/result.json"));
     assert_eq!(ok["config"]["bs"], 8192);
     assert!(ok["summary"]["read"]["ops"].as_u64().unwrap() > 0);
 
@@ -263,16 +252,16 @@ fn an_interrupted_sweep_resumes_and_keeps_its_finished_points() {
     assert_eq!(s[0], "ok");
     assert!(s[1] == "interrupted" || s[1] == "ok", "{s:?}");
     assert_eq!(s[2], "pending");
-    assert_eq!(load(&sw.join("sweep.json"))["status"], "interrupted");
+    assert_eq!(read_json(&sw.join("sweep.json"))["status"], "interrupted");
     let interrupted = s[1] == "interrupted";
     if interrupted {
         assert_eq!(
-            load(&sw.join("02-qd=2/result.json"))["status"],
+            read_json(&sw.join("02-qd=2/result.json"))["status"],
             "interrupted"
         );
     }
     assert!(processes_mentioning(&sw.display().to_string()).is_empty());
-    let first = load(&sw.join("01-qd=1/result.json"));
+    let first = read_json(&sw.join("01-qd=1/result.json"));
 
     let (code, _, err) = run_in(d.path(), &["sweep", "s.toml", "--output", "sw", "--resume"]);
     assert_eq!(code, 0, "{err}");
@@ -280,12 +269,12 @@ fn an_interrupted_sweep_resumes_and_keeps_its_finished_points() {
     assert_eq!(statuses(&sw), vec!["ok"; 3]);
     // the finished point was kept as it was, the interrupted one moved aside
     assert_eq!(
-        load(&sw.join("01-qd=1/result.json"))["started_at"],
+        read_json(&sw.join("01-qd=1/result.json"))["started_at"],
         first["started_at"]
     );
     if interrupted {
         let old = sw.join(".attempts/02-qd=2-1/result.json");
-        assert_eq!(load(&old)["status"], "interrupted");
+        assert_eq!(read_json(&old)["status"], "interrupted");
     }
     // hidden attempts are not part of the report
     let (code, out, err) = run_in(d.path(), &["report", "sw", "--no-png"]);
@@ -424,7 +413,7 @@ fn report_on_the_fixture_set_matches_its_snapshots() {
         "report.csv",
         &fs::read_to_string(out.join("report.csv")).unwrap(),
     );
-    let j = normalized(load(&out.join("report.json")));
+    let j = normalized(read_json(&out.join("report.json")));
     snapshot(
         "report.json",
         &format!("{}\n", serde_json::to_string_pretty(&j).unwrap()),
@@ -433,7 +422,7 @@ fn report_on_the_fixture_set_matches_its_snapshots() {
     // figures are the ones in the results, not recomputed differently
     let (header, rows) = csv_rows(&out.join("report.csv"));
     assert_eq!(rows.len(), 8);
-    let r = load(&fixtures().join("report/disk-sweep/05-bs=64k-qd=4/result.json"));
+    let r = read_json(&fixtures().join("report/disk-sweep/05-bs=64k-qd=4/result.json"));
     let row = rows
         .iter()
         .find(|r| r[0] == "disk-sweep/05-bs=64k-qd=4")
@@ -568,10 +557,7 @@ fn attr(dom: &str, name: &str) -> Option<String> {
 #[test]
 fn report_html_loads_and_its_charts_render_in_a_headless_browser() {
     let Some(browser) = chromium() else {
-        eprintln!(
-            "skipping the browser check: chromium is not installed (apt-get install chromium)"
-        );
-        return;
+        skip!("chromium is not installed (apt-get install chromium)");
     };
     let d = scratch();
     let out = d.path().join("rep");
@@ -706,7 +692,7 @@ fn compare_puts_configurations_side_by_side_with_ratios() {
         .flatten()
         .filter(|e| e.path().join("result.json").exists())
         .map(|e| {
-            load(&e.path().join("result.json"))["summary"]["total"]["iops"]
+            read_json(&e.path().join("result.json"))["summary"]["total"]["iops"]
                 .as_f64()
                 .unwrap()
         })

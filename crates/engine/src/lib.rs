@@ -16,3 +16,16 @@ pub mod worker;
 pub use job::{run_job, JobError, JobOutcome, TimeRow};
 pub use target::{TargetError, TargetSet};
 pub mod report;
+
+/// A target that cannot be used, or a job that cannot start, is the user's to fix.
+impl iolens_core::Classify for TargetError {
+    fn kind(&self) -> iolens_core::ErrorKind {
+        iolens_core::ErrorKind::BadInput
+    }
+}
+
+impl iolens_core::Classify for JobError {
+    fn kind(&self) -> iolens_core::ErrorKind {
+        iolens_core::ErrorKind::BadInput
+    }
+}

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The schema identifier of `sweep.json`.
-pub const SWEEP_SCHEMA: &str = "iolens.sweep/1";
+use iolens_core::sweep::SweepDoc;
+pub use iolens_core::sweep::SWEEP_SCHEMA;
 
 /// How deep below an input directory results are looked for.
 const MAX_DEPTH: usize = 8;
@@ -269,50 +269,35 @@ fn load_sweep(dir: &Path, id: &str, out: &mut Vec<Point>) -> Result<(), ReportEr
             msg: format!("not an iolens sweep (expected schema '{SWEEP_SCHEMA}')"),
         });
     }
-    let sweep_name = doc["name"].as_str().unwrap_or("sweep").to_string();
-    let order: Vec<String> = doc["param_order"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    for p in doc["points"].as_array().into_iter().flatten() {
-        let Some(sub) = p["dir"].as_str() else {
-            continue;
-        };
+    let doc: SweepDoc = serde_json::from_value(doc).map_err(|e| ReportError::Parse {
+        path: path.clone(),
+        msg: e.to_string(),
+    })?;
+    let kind = doc.command.split_whitespace().next().unwrap_or("");
+    for p in doc.points.iter().filter(|p| !p.dir.is_empty()) {
         let mut params: Vec<(String, Value)> = Vec::new();
-        if let Some(obj) = p["params"].as_object() {
-            for k in &order {
-                if let Some(v) = obj.get(k) {
-                    params.push((k.clone(), v.clone()));
-                }
-            }
-            for (k, v) in obj {
-                if !order.contains(k) {
-                    params.push((k.clone(), v.clone()));
-                }
+        for k in &doc.param_order {
+            if let Some(v) = p.params.get(k) {
+                params.push((k.clone(), v.clone()));
             }
         }
-        let pdir = dir.join(sub);
-        let pid = format!("{id}/{sub}");
+        for (k, v) in &p.params {
+            if !doc.param_order.contains(k) {
+                params.push((k.clone(), v.clone()));
+            }
+        }
+        let pdir = dir.join(&p.dir);
+        let pid = format!("{id}/{}", p.dir);
         let mut pts = if pdir.join("result.json").is_file() {
             load_result(&pdir, &pid)?
         } else {
             vec![Point {
                 dir: pdir.clone(),
                 id: pid,
-                kind: doc["command"]
-                    .as_str()
-                    .unwrap_or("")
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or("")
-                    .to_string(),
+                kind: kind.to_string(),
                 name: String::new(),
-                status: p["status"].as_str().unwrap_or("pending").to_string(),
-                error: p["error"].as_str().map(str::to_string),
+                status: p.status.as_str().to_string(),
+                error: p.error.clone(),
                 host: String::new(),
                 started_at: String::new(),
                 sweep: None,
@@ -325,7 +310,7 @@ fn load_sweep(dir: &Path, id: &str, out: &mut Vec<Point>) -> Result<(), ReportEr
             }]
         };
         for pt in &mut pts {
-            pt.sweep = Some(sweep_name.clone());
+            pt.sweep = Some(doc.name.clone());
             let mut all = params.clone();
             if let Some(inner) = pt.sweep_params.take() {
                 all.extend(inner);
