@@ -1,21 +1,14 @@
 //! Failure paths of `iolens run`, through the real binary, with the fault
 //! engine (no failing hardware needed).
 
-use assert_cmd::Command;
+mod common;
+
+use common::{iolens, load, scratch};
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
-use tempfile::TempDir;
-
-fn scratch() -> TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
-
-fn load(dir: &Path) -> Value {
-    serde_json::from_str(&fs::read_to_string(dir.join("result.json")).unwrap()).unwrap()
-}
 
 /// `iolens run --engine fault ARGS` (another `--engine` in ARGS replaces
 /// it): (exit code, stdout, stderr, result.json if any).
@@ -26,8 +19,7 @@ fn fault_run(dir: &Path, args: &[&str]) -> (i32, String, String, Option<Value>) 
     } else {
         &["--engine", "fault"]
     };
-    let o = Command::cargo_bin("iolens")
-        .unwrap()
+    let o = iolens()
         .arg("run")
         .args(engine)
         .args(args)
@@ -180,8 +172,7 @@ fn fault_options_are_checked_with_one_line_and_exit_2() {
 #[test]
 fn calibrate_and_matrix_refuse_engines_without_storage() {
     for cmd in ["calibrate", "matrix"] {
-        let o = Command::cargo_bin("iolens")
-            .unwrap()
+        let o = iolens()
             .args([cmd, "--target", "/tmp/x", "--engine", "fault"])
             .output()
             .unwrap();
