@@ -5,7 +5,6 @@ mod common;
 
 use common::{iolens, load, scratch};
 use serde_json::Value;
-use std::fs;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
