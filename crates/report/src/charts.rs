@@ -5,12 +5,12 @@
 use crate::analysis::{at_text, Analysis};
 use crate::fmt;
 use crate::load::Point;
-use crate::svg::{auto_scale, svg_open, Annotation, Axis, Chart, HLine, Line, Scale};
+use crate::svg::{auto_scale, document, Annotation, Axis, Chart, HLine, Line, Scale};
 
 /// Width and height of the summary charts, pixels.
-pub const SIZE: (f64, f64) = (860.0, 480.0);
+pub const SIZE: (u32, u32) = (860, 480);
 /// Width and height of a time-series chart (two panels), pixels.
-pub const TS_SIZE: (f64, f64) = (860.0, 600.0);
+pub const TS_SIZE: (u32, u32) = (860, 600);
 
 /// One chart of the report.
 #[derive(Debug, Clone)]
@@ -383,10 +383,7 @@ pub fn timeseries(index: usize, p: &Point) -> Option<ChartFile> {
         });
     }
     let (w, h) = TS_SIZE;
-    let mut svg = svg_open(w, h, &title);
-    top.render(&mut svg, 0.0, 0.0, w, h * 0.52);
-    bottom.render(&mut svg, 0.0, h * 0.5, w, h * 0.5);
-    svg.push_str("</svg>\n");
+    let svg = document(w, h, &title, &[(&top, 0.52), (&bottom, 0.48)]);
     Some(ChartFile {
         stem: format!("charts/timeseries/{:03}-{}", index + 1, safe_name(&p.id)),
         title,

@@ -1,18 +1,36 @@
-//! A small, dependency-free SVG line chart: linear, log10 or log2 axes,
-//! categorical x axes, legends, reference lines, shaded ranges and
-//! annotations. The output is plain SVG 1.1 that browsers and resvg render
-//! alike (no CSS, no scripts, no external fonts).
+//! The report's line chart, drawn with plotters' SVG backend: linear, log10
+//! or log2 axes (ticks at round values and powers), categorical x axes,
+//! legends, reference lines, shaded ranges and annotations. The output is
+//! plain SVG that browsers and resvg render alike (no CSS, no scripts, no
+//! external fonts).
 
-use std::fmt::Write;
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Colours of series, in order (Tableau 10, readable by colour-blind people).
-pub const PALETTE: [&str; 10] = [
-    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-    "#9c755f", "#bab0ac",
+pub const PALETTE: [RGBColor; 10] = [
+    RGBColor(0x4e, 0x79, 0xa7),
+    RGBColor(0xf2, 0x8e, 0x2b),
+    RGBColor(0xe1, 0x57, 0x59),
+    RGBColor(0x76, 0xb7, 0xb2),
+    RGBColor(0x59, 0xa1, 0x4f),
+    RGBColor(0xed, 0xc9, 0x48),
+    RGBColor(0xb0, 0x7a, 0xa1),
+    RGBColor(0xff, 0x9d, 0xa7),
+    RGBColor(0x9c, 0x75, 0x5f),
+    RGBColor(0xba, 0xb0, 0xac),
 ];
 
-/// Font stack written into every chart.
-pub const FONT: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
+/// Font family of every text (resvg maps it to DejaVu Sans).
+const FONT: &str = "sans-serif";
+const INK: RGBColor = RGBColor(0x22, 0x22, 0x22);
+const MUTED: RGBColor = RGBColor(0x55, 0x55, 0x55);
+const GRID: RGBColor = RGBColor(0xe2, 0xe2, 0xe2);
+const FRAME: RGBColor = RGBColor(0x99, 0x99, 0x99);
+const SHADE: RGBColor = RGBColor(0xe8, 0xe8, 0xe8);
+const SLO: RGBColor = RGBColor(0xc0, 0x39, 0x2b);
 
 /// How an axis maps values to positions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,6 +250,65 @@ pub fn auto_scale(vals: &[f64], ratio: f64) -> Scale {
     }
 }
 
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+type DrawResult = Result<(), String>;
+
+fn font(size: f64, color: RGBColor) -> TextStyle<'static> {
+    // plotters writes font-size as size / 1.24
+    (FONT, size * 1.24).into_font().color(&color)
+}
+
+fn bold(size: f64, color: RGBColor) -> TextStyle<'static> {
+    (FONT, size * 1.24, FontStyle::Bold)
+        .into_font()
+        .color(&color)
+}
+
+/// An axis range in transformed units (log10 or log2 of the value for log
+/// scales) whose ticks are the given values, not plotters' own.
+#[derive(Debug, Clone)]
+struct Ticked {
+    lo: f64,
+    hi: f64,
+    ticks: Vec<f64>,
+}
+
+impl Ranged for Ticked {
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let f = (value - self.lo) / (self.hi - self.lo).max(1e-12);
+        limit.0 + (f * (limit.1 - limit.0) as f64).round() as i32
+    }
+
+    fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, _: Hint) -> Vec<f64> {
+        self.ticks.clone()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+fn failed<E: std::fmt::Debug>(e: E) -> String {
+    format!("{e:?}")
+}
+
+/// The value among `ticks` whose position is `v` (positions are the
+/// transformed values), so that labels show the exact tick.
+fn tick_at(scale: Scale, ticks: &[f64], v: f64) -> f64 {
+    ticks
+        .iter()
+        .copied()
+        .min_by(|a, b| {
+            (tf(scale, *a) - v)
+                .abs()
+                .total_cmp(&(tf(scale, *b) - v).abs())
+        })
+        .unwrap_or(v)
+}
+
 impl Chart {
     /// A chart with the given axes and nothing on it.
     pub fn new(id: &str, title: &str, x: Axis, y: Axis) -> Chart {
@@ -250,28 +327,65 @@ impl Chart {
     }
 
     /// A standalone SVG document of `w` × `h` pixels.
-    pub fn to_svg(&self, w: f64, h: f64) -> String {
-        let mut s = svg_open(w, h, &self.title);
-        self.render(&mut s, 0.0, 0.0, w, h);
-        s.push_str("</svg>\n");
-        s
+    pub fn to_svg(&self, w: u32, h: u32) -> String {
+        document(w, h, &self.title, &[(self, 1.0)])
     }
 
-    /// Draws the chart into the box (`x0`, `y0`, `w`, `h`) of an open SVG.
-    pub fn render(&self, s: &mut String, x0: f64, y0: f64, w: f64, h: f64) {
-        let legend = self.lines.iter().any(|l| !l.label.is_empty());
-        let legend_w = if legend { 190.0 } else { 0.0 };
+    /// Draws the chart into `area`: title, plot on the left, legend on the right.
+    fn draw(&self, area: &Area) -> DrawResult {
+        let (w, _) = area.dim_in_pixel();
+        let legend: Vec<&Line> = self.lines.iter().filter(|l| !l.label.is_empty()).collect();
+        let legend_w = if legend.is_empty() { 0 } else { 190 };
+        let (plot, key) = area.split_horizontally(w.saturating_sub(legend_w));
+        let title = bold(15.0, INK);
+        plot.draw(&Text::new(self.title.clone(), (12, 8), title))
+            .map_err(failed)?;
+        let top = if self.subtitle.is_empty() {
+            34
+        } else {
+            plot.draw(&Text::new(
+                trunc(&self.subtitle, 110),
+                (12, 28),
+                font(12.0, MUTED),
+            ))
+            .map_err(failed)?;
+            50
+        };
+        self.draw_plot(&plot, top)?;
+        for (i, l) in legend.iter().enumerate().take(24) {
+            let y = top as i32 + 8 + i as i32 * 18;
+            let style = PALETTE[l.color % PALETTE.len()].stroke_width(3);
+            let stroke = vec![(0, y), (22, y)];
+            if l.dashed {
+                key.draw(&DashedPathElement::new(stroke, 5, 4, style))
+            } else {
+                key.draw(&PathElement::new(stroke, style))
+            }
+            .map_err(failed)?;
+            key.draw(&Text::new(
+                trunc(&l.label, 26),
+                (28, y),
+                font(11.0, INK).pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
+            .map_err(failed)?;
+        }
+        if legend.len() > 24 {
+            key.draw(&Text::new(
+                format!("… {} more", legend.len() - 24),
+                (0, top as i32 + 8 + 24 * 18),
+                font(11.0, MUTED),
+            ))
+            .map_err(failed)?;
+        }
+        Ok(())
+    }
+
+    /// The axes, grid and everything drawn in data coordinates.
+    fn draw_plot(&self, plot: &Area, top: u32) -> DrawResult {
         let rotate_x = self
             .categories
             .as_ref()
             .is_some_and(|c| c.iter().map(|c| c.chars().count()).sum::<usize>() * 7 > 600);
-        let top = y0 + if self.subtitle.is_empty() { 34.0 } else { 50.0 };
-        let bottom_pad = if rotate_x { 110.0 } else { 50.0 };
-        let left = x0 + 74.0;
-        let right = x0 + w - 16.0 - legend_w;
-        let bottom = y0 + h - bottom_pad;
-        let (pw, ph) = ((right - left).max(10.0), (bottom - top).max(10.0));
-
         let xs: Vec<f64> = self
             .lines
             .iter()
@@ -290,125 +404,104 @@ impl Chart {
             .filter(|hl| hl.y <= data_max * 2.0 || data_max == 0.0)
             .collect();
         ys.extend(hlines.iter().map(|hl| hl.y));
-        let (xlo, xhi, xticks) =
-            domain(self.x.scale, &xs, self.categories.as_ref().map(|c| c.len()));
-        let (ylo, yhi, yticks) = domain(self.y.scale, &ys, None);
-        let (txlo, txhi) = (tf(self.x.scale, xlo), tf(self.x.scale, xhi));
-        let (tylo, tyhi) = (tf(self.y.scale, ylo), tf(self.y.scale, yhi));
-        let px = |v: f64| left + (tf(self.x.scale, v) - txlo) / (txhi - txlo).max(1e-12) * pw;
-        let py = |v: f64| bottom - (tf(self.y.scale, v) - tylo) / (tyhi - tylo).max(1e-12) * ph;
+        let (xs_, ys_) = (self.x.scale, self.y.scale);
+        let (xlo, xhi, xticks) = domain(xs_, &xs, self.categories.as_ref().map(|c| c.len()));
+        let (ylo, yhi, yticks) = domain(ys_, &ys, None);
+        let (txlo, txhi) = (tf(xs_, xlo), tf(xs_, xhi));
+        let (tylo, tyhi) = (tf(ys_, ylo), tf(ys_, yhi));
+        let key_x: Vec<f64> = xticks.iter().map(|t| tf(xs_, *t)).collect();
+        let key_y: Vec<f64> = yticks.iter().map(|t| tf(ys_, *t)).collect();
 
-        // title
-        let _ = write!(
-            s,
-            r##"<text x="{:.1}" y="{:.1}" font-size="15" font-weight="bold" fill="#222">{}</text>"##,
-            x0 + 12.0,
-            y0 + 22.0,
-            esc(&self.title)
-        );
-        if !self.subtitle.is_empty() {
-            let _ = write!(
-                s,
-                r##"<text x="{:.1}" y="{:.1}" fill="#555">{}</text>"##,
-                x0 + 12.0,
-                y0 + 40.0,
-                esc(&trunc(&self.subtitle, 110))
-            );
-        }
-        // plot frame, shade and grid
-        let _ = write!(
-            s,
-            r##"<rect x="{left:.1}" y="{top:.1}" width="{pw:.1}" height="{ph:.1}" fill="#fbfbfb" stroke="#999"/>"##
-        );
+        let mut chart = ChartBuilder::on(plot)
+            .margin_top(top)
+            .margin_left(12)
+            .margin_right(16)
+            .margin_bottom(6)
+            .x_label_area_size(if rotate_x { 150 } else { 40 })
+            .y_label_area_size(62)
+            .build_cartesian_2d(
+                Ticked {
+                    lo: txlo,
+                    hi: txhi,
+                    ticks: key_x,
+                },
+                Ticked {
+                    lo: tylo,
+                    hi: tyhi,
+                    ticks: key_y,
+                },
+            )
+            .map_err(failed)?;
+        chart
+            .plotting_area()
+            .fill(&RGBColor(0xfb, 0xfb, 0xfb))
+            .map_err(failed)?;
         if let Some((a, b, label)) = &self.shade {
-            let (xa, xb) = (px(*a).clamp(left, right), px(*b).clamp(left, right));
-            if xb > xa {
-                let _ = write!(
-                    s,
-                    r##"<rect x="{xa:.1}" y="{top:.1}" width="{:.1}" height="{ph:.1}" fill="#e8e8e8"/><text x="{:.1}" y="{:.1}" font-size="11" fill="#777">{}</text>"##,
-                    xb - xa,
-                    xa + 4.0,
-                    top + 14.0,
-                    esc(label)
-                );
+            let (a, b) = (tf(xs_, *a).max(txlo), tf(xs_, *b).min(txhi));
+            if b > a {
+                chart
+                    .draw_series([Rectangle::new([(a, tylo), (b, tyhi)], SHADE.filled())])
+                    .map_err(failed)?;
+                chart
+                    .draw_series([EmptyElement::at((a, tyhi))
+                        + Text::new(label.clone(), (4, 6), font(11.0, MUTED))])
+                    .map_err(failed)?;
             }
         }
-        for t in &yticks {
-            let y = py(*t);
-            if y < top - 0.5 || y > bottom + 0.5 {
-                continue;
-            }
-            let _ = write!(
-                s,
-                r##"<line x1="{left:.1}" y1="{y:.1}" x2="{right:.1}" y2="{y:.1}" stroke="#e2e2e2"/><text x="{:.1}" y="{:.1}" text-anchor="end" fill="#333">{}</text>"##,
-                left - 6.0,
-                y + 4.0,
-                esc(&(self.y.format)(*t))
-            );
+        // Long category names are written downwards below the axis by
+        // `draw_rotated_categories`, not by the mesh (which centres them on
+        // the tick).
+        let x_label = |v: &f64| match &self.categories {
+            Some(_) if rotate_x => String::new(),
+            Some(c) => c
+                .get(v.round().max(0.0) as usize)
+                .map(|s| trunc(s, 22))
+                .unwrap_or_default(),
+            None => (self.x.format)(tick_at(xs_, &xticks, *v)),
+        };
+        let y_label = |v: &f64| (self.y.format)(tick_at(ys_, &yticks, *v));
+        chart
+            .configure_mesh()
+            .x_desc(self.x.title.clone())
+            .y_desc(self.y.title.clone())
+            .x_label_formatter(&x_label)
+            .y_label_formatter(&y_label)
+            .x_label_style(font(12.0, INK))
+            .y_label_style(font(12.0, INK))
+            .axis_desc_style(font(12.0, INK))
+            .bold_line_style(GRID)
+            .light_line_style(TRANSPARENT)
+            .axis_style(FRAME)
+            .draw()
+            .map_err(failed)?;
+        if let Some(c) = self.categories.as_ref().filter(|_| rotate_x) {
+            chart
+                .draw_series(c.iter().enumerate().map(|(i, name)| {
+                    let style = font(11.0, INK)
+                        .transform(FontTransform::Rotate90)
+                        .pos(Pos::new(HPos::Left, VPos::Center));
+                    EmptyElement::at((i as f64, tylo)) + Text::new(trunc(name, 22), (0, 8), style)
+                }))
+                .map_err(failed)?;
         }
-        for t in &xticks {
-            let x = px(*t);
-            if x < left - 0.5 || x > right + 0.5 {
-                continue;
-            }
-            let label = match &self.categories {
-                Some(c) => trunc(&c[*t as usize], 22),
-                None => (self.x.format)(*t),
-            };
-            let _ = write!(
-                s,
-                r##"<line x1="{x:.1}" y1="{top:.1}" x2="{x:.1}" y2="{bottom:.1}" stroke="#eeeeee"/>"##
-            );
-            if rotate_x {
-                let _ = write!(
-                    s,
-                    r##"<text x="{x:.1}" y="{:.1}" text-anchor="end" font-size="11" fill="#333" transform="rotate(-40 {x:.1} {:.1})">{}</text>"##,
-                    bottom + 14.0,
-                    bottom + 14.0,
-                    esc(&label)
-                );
-            } else {
-                let _ = write!(
-                    s,
-                    r##"<text x="{x:.1}" y="{:.1}" text-anchor="middle" fill="#333">{}</text>"##,
-                    bottom + 17.0,
-                    esc(&label)
-                );
-            }
-        }
-        // axis titles
-        let _ = write!(
-            s,
-            r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" fill="#222">{}</text>"##,
-            left + pw / 2.0,
-            y0 + h - 10.0,
-            esc(&self.x.title)
-        );
-        let (ax, ay) = (x0 + 16.0, top + ph / 2.0);
-        let _ = write!(
-            s,
-            r##"<text x="{ax:.1}" y="{ay:.1}" text-anchor="middle" fill="#222" transform="rotate(-90 {ax:.1} {ay:.1})">{}</text>"##,
-            esc(&self.y.title)
-        );
-        // clip to the plot area
-        let clip = format!("clip-{}", self.id);
-        let _ = write!(
-            s,
-            r#"<clipPath id="{clip}"><rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}"/></clipPath><g clip-path="url(#{clip})">"#,
-            left - 4.0,
-            top - 4.0,
-            pw + 8.0,
-            ph + 8.0
-        );
+
         for hl in &hlines {
-            let y = py(hl.y);
-            let _ = write!(
-                s,
-                r##"<line x1="{left:.1}" y1="{y:.1}" x2="{right:.1}" y2="{y:.1}" stroke="#c0392b" stroke-width="1.2" stroke-dasharray="6 4"/><text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11" fill="#c0392b">{}</text>"##,
-                right - 4.0,
-                y - 4.0,
-                esc(&hl.label)
-            );
+            let y = tf(ys_, hl.y);
+            chart
+                .draw_series(DashedLineSeries::new(
+                    [(txlo, y), (txhi, y)],
+                    6,
+                    4,
+                    SLO.stroke_width(1),
+                ))
+                .map_err(failed)?;
+            chart
+                .draw_series([Text::new(
+                    hl.label.clone(),
+                    (txhi, y),
+                    font(11.0, SLO).pos(Pos::new(HPos::Right, VPos::Bottom)),
+                )])
+                .map_err(failed)?;
         }
         for l in &self.lines {
             let color = PALETTE[l.color % PALETTE.len()];
@@ -418,85 +511,86 @@ impl Chart {
                 .filter(|(x, y)| {
                     x.is_finite()
                         && y.is_finite()
-                        && (self.y.scale == Scale::Linear || *y > 0.0)
-                        && (self.x.scale == Scale::Linear || *x > 0.0)
+                        && (ys_ == Scale::Linear || *y > 0.0)
+                        && (xs_ == Scale::Linear || *x > 0.0)
                 })
-                .map(|(x, y)| (px(*x), py(*y)))
+                .map(|(x, y)| (tf(xs_, *x), tf(ys_, *y)))
                 .collect();
             if l.connect && pts.len() > 1 {
-                let d: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-                let _ = write!(
-                    s,
-                    r#"<polyline class="series" fill="none" stroke="{color}" stroke-width="2"{} points="{}"/>"#,
-                    if l.dashed {
-                        r#" stroke-dasharray="5 4""#
-                    } else {
-                        ""
-                    },
-                    d.join(" ")
-                );
+                let style = color.stroke_width(2);
+                if l.dashed {
+                    chart.draw_series(DashedLineSeries::new(pts.clone(), 5, 4, style))
+                } else {
+                    chart.draw_series(LineSeries::new(pts.clone(), style))
+                }
+                .map_err(failed)?;
             }
             if pts.len() <= 120 {
-                for (x, y) in &pts {
-                    let _ = write!(
-                        s,
-                        r#"<circle cx="{x:.1}" cy="{y:.1}" r="{}" fill="{}" stroke="{color}" stroke-width="1.5"/>"#,
-                        if l.dashed { 2.5 } else { 3.5 },
-                        if l.dashed { "white" } else { color }
-                    );
-                }
+                chart
+                    .draw_series(pts.iter().map(|p| {
+                        if l.dashed {
+                            EmptyElement::at(*p)
+                                + Circle::new((0, 0), 3, WHITE.filled())
+                                + Circle::new((0, 0), 3, color.stroke_width(2))
+                        } else {
+                            EmptyElement::at(*p)
+                                + Circle::new((0, 0), 4, color.filled())
+                                + Circle::new((0, 0), 4, color.stroke_width(1))
+                        }
+                    }))
+                    .map_err(failed)?;
             }
         }
-        s.push_str("</g>");
         for n in &self.notes {
-            let (x, y) = (px(n.x), py(n.y));
-            let anchor = if x > left + pw * 0.6 { "end" } else { "start" };
-            let tx = if anchor == "end" { x - 8.0 } else { x + 8.0 };
-            let ty = (y - 10.0).max(top + 12.0);
-            let _ = write!(
-                s,
-                r##"<circle cx="{x:.1}" cy="{y:.1}" r="6" fill="none" stroke="#222" stroke-width="1.5"/><text x="{tx:.1}" y="{ty:.1}" text-anchor="{anchor}" font-weight="bold" stroke="white" stroke-width="4" stroke-linejoin="round">{t}</text><text class="note" x="{tx:.1}" y="{ty:.1}" text-anchor="{anchor}" font-weight="bold" fill="#222">{t}</text>"##,
-                t = esc(&n.text)
-            );
+            let p = (tf(xs_, n.x), tf(ys_, n.y));
+            let right = p.0 > txlo + (txhi - txlo) * 0.6;
+            let (dx, h) = if right {
+                (-8, HPos::Right)
+            } else {
+                (8, HPos::Left)
+            };
+            let style = bold(12.0, INK).pos(Pos::new(h, VPos::Bottom));
+            chart
+                .draw_series([EmptyElement::at(p)
+                    + Circle::new((0, 0), 6, INK.stroke_width(2))
+                    + Text::new(n.text.clone(), (dx, -10), style)])
+                .map_err(failed)?;
         }
-        if legend {
-            let lx = right + 14.0;
-            let shown: Vec<&Line> = self.lines.iter().filter(|l| !l.label.is_empty()).collect();
-            for (i, l) in shown.iter().enumerate().take(24) {
-                let ly = top + 8.0 + i as f64 * 18.0;
-                let color = PALETTE[l.color % PALETTE.len()];
-                let _ = write!(
-                    s,
-                    r##"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="2.5"{}/><text x="{:.1}" y="{:.1}" font-size="11" fill="#222">{}</text>"##,
-                    lx + 22.0,
-                    if l.dashed {
-                        r#" stroke-dasharray="5 4""#
-                    } else {
-                        ""
-                    },
-                    lx + 28.0,
-                    ly + 4.0,
-                    esc(&trunc(&l.label, 26))
-                );
-            }
-            if shown.len() > 24 {
-                let _ = write!(
-                    s,
-                    r##"<text x="{lx:.1}" y="{:.1}" font-size="11" fill="#555">… {} more</text>"##,
-                    top + 8.0 + 24.0 * 18.0,
-                    shown.len() - 24
-                );
-            }
-        }
+        Ok(())
     }
 }
 
-/// Opens an SVG document with a white background.
-pub fn svg_open(w: f64, h: f64, title: &str) -> String {
-    format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="{FONT}" font-size="12"><title>{}</title><rect width="{w}" height="{h}" fill="white"/>"#,
-        esc(title)
-    )
+/// An SVG document of `w` × `h` pixels holding `panels` stacked from the top,
+/// each with its share of the height. The root element has `class="chart"`
+/// and a `<title>` (the report page finds its charts by them).
+pub fn document(w: u32, h: u32, title: &str, panels: &[(&Chart, f64)]) -> String {
+    let mut s = String::new();
+    {
+        let root = SVGBackend::with_string(&mut s, (w, h)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let mut y = 0u32;
+        for (chart, share) in panels {
+            let ph = ((h as f64 * share).round() as u32).min(h - y);
+            let area = root.clone().shrink((0, y), (w, ph));
+            if let Err(e) = chart.draw(&area) {
+                let _ = area.draw(&Text::new(
+                    format!("chart could not be drawn: {e}"),
+                    (12, 12),
+                    font(12.0, SLO),
+                ));
+            }
+            y += ph;
+        }
+        let _ = root.present();
+    }
+    if let Some(end) = s.find('>') {
+        s.insert_str(end + 1, &format!("<title>{}</title>", esc(title)));
+        s.insert_str("<svg".len(), " class=\"chart\"");
+    }
+    if !s.ends_with('\n') {
+        s.push('\n');
+    }
+    s
 }
 
 #[cfg(test)]
@@ -557,7 +651,7 @@ mod tests {
             y: 22.0,
             label: "SLO".into(),
         });
-        let svg = c.to_svg(800.0, 450.0);
+        let svg = c.to_svg(800, 450);
         assert!(svg.starts_with("<svg"));
         assert!(svg.ends_with("</svg>\n"));
         assert!(svg.contains("A &amp; B"));
