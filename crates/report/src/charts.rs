@@ -95,7 +95,6 @@ pub fn latency_vs_iops(points: &[Point], a: &Analysis) -> Option<ChartFile> {
         .collect();
     let op = lat_op_title(points, a);
     let mut c = Chart::new(
-        "lat-iops",
         "Latency vs IOPS",
         axis("IOPS", Scale::Linear, si),
         axis(&format!("{op} latency"), auto_scale(&lats, 30.0), lat_tick),
@@ -178,7 +177,6 @@ pub fn iops_vs_concurrency(points: &[Point], a: &Analysis) -> Option<ChartFile> 
         Scale::Linear
     };
     let mut c = Chart::new(
-        "iops-conc",
         &format!("IOPS vs {ax}"),
         axis(ax, scale, plain),
         axis("IOPS", Scale::Linear, si),
@@ -257,7 +255,6 @@ pub fn percentiles(points: &[Point]) -> Option<ChartFile> {
         .map(|(_, v)| v)
         .collect();
     let mut c = Chart::new(
-        "lat-pct",
         "Latency percentiles per point",
         axis("point", Scale::Linear, plain),
         axis("latency", auto_scale(&vals, 20.0), lat_tick),
@@ -346,7 +343,6 @@ pub fn timeseries(index: usize, p: &Point) -> Option<ChartFile> {
     });
     let title = format!("{} per second", p.id);
     let mut top = Chart::new(
-        &format!("ts{index}a"),
         &title,
         axis("seconds", Scale::Linear, plain),
         axis("IOPS", Scale::Linear, si),
@@ -367,7 +363,6 @@ pub fn timeseries(index: usize, p: &Point) -> Option<ChartFile> {
         .flat_map(|(_, p)| p.iter().map(|(_, v)| *v))
         .collect();
     let mut bottom = Chart::new(
-        &format!("ts{index}b"),
         "",
         axis("seconds", Scale::Linear, plain),
         axis("latency", auto_scale(&lat_vals, 50.0), lat_tick),

@@ -92,8 +92,6 @@ pub struct HLine {
 /// A line chart.
 #[derive(Debug, Clone)]
 pub struct Chart {
-    /// Unique among the charts of one page (used for clip path ids).
-    pub id: String,
     /// Title.
     pub title: String,
     /// Smaller line under the title.
@@ -251,6 +249,7 @@ pub fn auto_scale(vals: &[f64], ratio: f64) -> Scale {
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+type Plot<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Ticked, Ticked>>;
 type DrawResult = Result<(), String>;
 
 fn font(size: f64, color: RGBColor) -> TextStyle<'static> {
@@ -264,13 +263,42 @@ fn bold(size: f64, color: RGBColor) -> TextStyle<'static> {
         .color(&color)
 }
 
-/// An axis range in transformed units (log10 or log2 of the value for log
-/// scales) whose ticks are the given values, not plotters' own.
+fn failed<E: std::fmt::Debug>(e: E) -> String {
+    format!("{e:?}")
+}
+
+/// An axis in transformed units (log10 or log2 of the value for log
+/// scales) whose ticks are the round values and powers [`domain`] chose,
+/// not plotters' own.
 #[derive(Debug, Clone)]
 struct Ticked {
+    scale: Scale,
     lo: f64,
     hi: f64,
+    /// Tick values, in data units.
     ticks: Vec<f64>,
+}
+
+impl Ticked {
+    fn new(scale: Scale, (lo, hi, ticks): (f64, f64, Vec<f64>)) -> Ticked {
+        Ticked {
+            scale,
+            lo: tf(scale, lo),
+            hi: tf(scale, hi),
+            ticks,
+        }
+    }
+
+    /// The tick at transformed position `v`, in data units (labels show the
+    /// exact tick, not a value rounded through the logarithm).
+    fn tick_at(&self, v: f64) -> f64 {
+        let off = |t: &f64| (tf(self.scale, *t) - v).abs();
+        self.ticks
+            .iter()
+            .copied()
+            .min_by(|a, b| off(a).total_cmp(&off(b)))
+            .unwrap_or(v)
+    }
 }
 
 impl Ranged for Ticked {
@@ -283,7 +311,7 @@ impl Ranged for Ticked {
     }
 
     fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, _: Hint) -> Vec<f64> {
-        self.ticks.clone()
+        self.ticks.iter().map(|t| tf(self.scale, *t)).collect()
     }
 
     fn range(&self) -> std::ops::Range<f64> {
@@ -291,29 +319,10 @@ impl Ranged for Ticked {
     }
 }
 
-fn failed<E: std::fmt::Debug>(e: E) -> String {
-    format!("{e:?}")
-}
-
-/// The value among `ticks` whose position is `v` (positions are the
-/// transformed values), so that labels show the exact tick.
-fn tick_at(scale: Scale, ticks: &[f64], v: f64) -> f64 {
-    ticks
-        .iter()
-        .copied()
-        .min_by(|a, b| {
-            (tf(scale, *a) - v)
-                .abs()
-                .total_cmp(&(tf(scale, *b) - v).abs())
-        })
-        .unwrap_or(v)
-}
-
 impl Chart {
     /// A chart with the given axes and nothing on it.
-    pub fn new(id: &str, title: &str, x: Axis, y: Axis) -> Chart {
+    pub fn new(title: &str, x: Axis, y: Axis) -> Chart {
         Chart {
-            id: id.to_string(),
             title: title.to_string(),
             subtitle: String::new(),
             x,
@@ -331,61 +340,16 @@ impl Chart {
         document(w, h, &self.title, &[(self, 1.0)])
     }
 
-    /// Draws the chart into `area`: title, plot on the left, legend on the right.
-    fn draw(&self, area: &Area) -> DrawResult {
-        let (w, _) = area.dim_in_pixel();
-        let legend: Vec<&Line> = self.lines.iter().filter(|l| !l.label.is_empty()).collect();
-        let legend_w = if legend.is_empty() { 0 } else { 190 };
-        let (plot, key) = area.split_horizontally(w.saturating_sub(legend_w));
-        let title = bold(15.0, INK);
-        plot.draw(&Text::new(self.title.clone(), (12, 8), title))
-            .map_err(failed)?;
-        let top = if self.subtitle.is_empty() {
-            34
-        } else {
-            plot.draw(&Text::new(
-                trunc(&self.subtitle, 110),
-                (12, 28),
-                font(12.0, MUTED),
-            ))
-            .map_err(failed)?;
-            50
-        };
-        self.draw_plot(&plot, top)?;
-        for (i, l) in legend.iter().enumerate().take(24) {
-            let y = top as i32 + 8 + i as i32 * 18;
-            let style = PALETTE[l.color % PALETTE.len()].stroke_width(3);
-            let stroke = vec![(0, y), (22, y)];
-            if l.dashed {
-                key.draw(&DashedPathElement::new(stroke, 5, 4, style))
-            } else {
-                key.draw(&PathElement::new(stroke, style))
-            }
-            .map_err(failed)?;
-            key.draw(&Text::new(
-                trunc(&l.label, 26),
-                (28, y),
-                font(11.0, INK).pos(Pos::new(HPos::Left, VPos::Center)),
-            ))
-            .map_err(failed)?;
-        }
-        if legend.len() > 24 {
-            key.draw(&Text::new(
-                format!("… {} more", legend.len() - 24),
-                (0, top as i32 + 8 + 24 * 18),
-                font(11.0, MUTED),
-            ))
-            .map_err(failed)?;
-        }
-        Ok(())
+    /// Whether category names are too long to sit side by side.
+    fn rotate_x(&self) -> bool {
+        self.categories
+            .as_ref()
+            .is_some_and(|c| c.iter().map(|c| c.chars().count()).sum::<usize>() * 7 > 600)
     }
 
-    /// The axes, grid and everything drawn in data coordinates.
-    fn draw_plot(&self, plot: &Area, top: u32) -> DrawResult {
-        let rotate_x = self
-            .categories
-            .as_ref()
-            .is_some_and(|c| c.iter().map(|c| c.chars().count()).sum::<usize>() * 7 > 600);
+    /// The reference lines worth showing (not far above the data) and the
+    /// two axes, fitted to the data, the notes and those lines.
+    fn frame(&self) -> (Vec<&HLine>, Ticked, Ticked) {
         let xs: Vec<f64> = self
             .lines
             .iter()
@@ -404,14 +368,36 @@ impl Chart {
             .filter(|hl| hl.y <= data_max * 2.0 || data_max == 0.0)
             .collect();
         ys.extend(hlines.iter().map(|hl| hl.y));
-        let (xs_, ys_) = (self.x.scale, self.y.scale);
-        let (xlo, xhi, xticks) = domain(xs_, &xs, self.categories.as_ref().map(|c| c.len()));
-        let (ylo, yhi, yticks) = domain(ys_, &ys, None);
-        let (txlo, txhi) = (tf(xs_, xlo), tf(xs_, xhi));
-        let (tylo, tyhi) = (tf(ys_, ylo), tf(ys_, yhi));
-        let key_x: Vec<f64> = xticks.iter().map(|t| tf(xs_, *t)).collect();
-        let key_y: Vec<f64> = yticks.iter().map(|t| tf(ys_, *t)).collect();
+        let categories = self.categories.as_ref().map(|c| c.len());
+        let x = Ticked::new(self.x.scale, domain(self.x.scale, &xs, categories));
+        let y = Ticked::new(self.y.scale, domain(self.y.scale, &ys, None));
+        (hlines, x, y)
+    }
 
+    /// Draws the chart into `area`: title, plot on the left, legend on the right.
+    fn draw(&self, area: &Area) -> DrawResult {
+        let (w, _) = area.dim_in_pixel();
+        let legend: Vec<&Line> = self.lines.iter().filter(|l| !l.label.is_empty()).collect();
+        let legend_w = if legend.is_empty() { 0 } else { 190 };
+        let (plot, key) = area.split_horizontally(w.saturating_sub(legend_w));
+        let title = Text::new(self.title.clone(), (12, 8), bold(15.0, INK));
+        plot.draw(&title).map_err(failed)?;
+        let top = if self.subtitle.is_empty() {
+            34
+        } else {
+            let sub = trunc(&self.subtitle, 110);
+            plot.draw(&Text::new(sub, (12, 28), font(12.0, MUTED)))
+                .map_err(failed)?;
+            50
+        };
+        self.draw_plot(&plot, top)?;
+        draw_legend(&key, &legend, top as i32)
+    }
+
+    /// The axes, grid and everything drawn in data coordinates.
+    fn draw_plot(&self, plot: &Area, top: u32) -> DrawResult {
+        let (hlines, x, y) = self.frame();
+        let rotate_x = self.rotate_x();
         let mut chart = ChartBuilder::on(plot)
             .margin_top(top)
             .margin_left(12)
@@ -419,145 +405,188 @@ impl Chart {
             .margin_bottom(6)
             .x_label_area_size(if rotate_x { 150 } else { 40 })
             .y_label_area_size(62)
-            .build_cartesian_2d(
-                Ticked {
-                    lo: txlo,
-                    hi: txhi,
-                    ticks: key_x,
-                },
-                Ticked {
-                    lo: tylo,
-                    hi: tyhi,
-                    ticks: key_y,
-                },
-            )
+            .build_cartesian_2d(x, y)
             .map_err(failed)?;
         chart
             .plotting_area()
             .fill(&RGBColor(0xfb, 0xfb, 0xfb))
             .map_err(failed)?;
-        if let Some((a, b, label)) = &self.shade {
-            let (a, b) = (tf(xs_, *a).max(txlo), tf(xs_, *b).min(txhi));
-            if b > a {
-                chart
-                    .draw_series([Rectangle::new([(a, tylo), (b, tyhi)], SHADE.filled())])
-                    .map_err(failed)?;
-                chart
-                    .draw_series([EmptyElement::at((a, tyhi))
-                        + Text::new(label.clone(), (4, 6), font(11.0, MUTED))])
-                    .map_err(failed)?;
-            }
+        self.draw_shade(&mut chart)?;
+        self.draw_mesh(&mut chart, rotate_x)?;
+        for hl in hlines {
+            draw_hline(&mut chart, hl)?;
         }
-        // Long category names are written downwards below the axis by
-        // `draw_rotated_categories`, not by the mesh (which centres them on
-        // the tick).
+        for l in &self.lines {
+            draw_line(&mut chart, l)?;
+        }
+        for n in &self.notes {
+            draw_note(&mut chart, n)?;
+        }
+        Ok(())
+    }
+
+    /// The shaded x range (the ramp) with its label in the top left corner.
+    fn draw_shade(&self, chart: &mut Plot) -> DrawResult {
+        let Some((a, b, label)) = &self.shade else {
+            return Ok(());
+        };
+        let (x, y) = (chart.x_range(), chart.y_range());
+        let a = tf(self.x.scale, *a).max(x.start);
+        let b = tf(self.x.scale, *b).min(x.end);
+        if b <= a {
+            return Ok(());
+        }
+        let band = Rectangle::new([(a, y.start), (b, y.end)], SHADE.filled());
+        chart.draw_series([band]).map_err(failed)?;
+        let text = Text::new(label.clone(), (4, 6), font(11.0, MUTED));
+        chart
+            .draw_series([EmptyElement::at((a, y.end)) + text])
+            .map_err(failed)?;
+        Ok(())
+    }
+
+    /// Grid, axes, tick labels and axis titles. Long category names are
+    /// written downwards under their tick here, not by the mesh (which
+    /// centres them on the tick).
+    fn draw_mesh(&self, chart: &mut Plot, rotate_x: bool) -> DrawResult {
+        let x_axis = &chart.as_coord_spec().x_spec().clone();
+        let y_axis = &chart.as_coord_spec().y_spec().clone();
         let x_label = |v: &f64| match &self.categories {
             Some(_) if rotate_x => String::new(),
             Some(c) => c
                 .get(v.round().max(0.0) as usize)
                 .map(|s| trunc(s, 22))
                 .unwrap_or_default(),
-            None => (self.x.format)(tick_at(xs_, &xticks, *v)),
+            None => (self.x.format)(x_axis.tick_at(*v)),
         };
-        let y_label = |v: &f64| (self.y.format)(tick_at(ys_, &yticks, *v));
+        let y_label = |v: &f64| (self.y.format)(y_axis.tick_at(*v));
         chart
             .configure_mesh()
             .x_desc(self.x.title.clone())
             .y_desc(self.y.title.clone())
             .x_label_formatter(&x_label)
             .y_label_formatter(&y_label)
-            .x_label_style(font(12.0, INK))
-            .y_label_style(font(12.0, INK))
+            .label_style(font(12.0, INK))
             .axis_desc_style(font(12.0, INK))
             .bold_line_style(GRID)
             .light_line_style(TRANSPARENT)
             .axis_style(FRAME)
             .draw()
             .map_err(failed)?;
-        if let Some(c) = self.categories.as_ref().filter(|_| rotate_x) {
-            chart
-                .draw_series(c.iter().enumerate().map(|(i, name)| {
-                    let style = font(11.0, INK)
-                        .transform(FontTransform::Rotate90)
-                        .pos(Pos::new(HPos::Left, VPos::Center));
-                    EmptyElement::at((i as f64, tylo)) + Text::new(trunc(name, 22), (0, 8), style)
-                }))
-                .map_err(failed)?;
-        }
-
-        for hl in &hlines {
-            let y = tf(ys_, hl.y);
-            chart
-                .draw_series(DashedLineSeries::new(
-                    [(txlo, y), (txhi, y)],
-                    6,
-                    4,
-                    SLO.stroke_width(1),
-                ))
-                .map_err(failed)?;
-            chart
-                .draw_series([Text::new(
-                    hl.label.clone(),
-                    (txhi, y),
-                    font(11.0, SLO).pos(Pos::new(HPos::Right, VPos::Bottom)),
-                )])
-                .map_err(failed)?;
-        }
-        for l in &self.lines {
-            let color = PALETTE[l.color % PALETTE.len()];
-            let pts: Vec<(f64, f64)> = l
-                .points
-                .iter()
-                .filter(|(x, y)| {
-                    x.is_finite()
-                        && y.is_finite()
-                        && (ys_ == Scale::Linear || *y > 0.0)
-                        && (xs_ == Scale::Linear || *x > 0.0)
-                })
-                .map(|(x, y)| (tf(xs_, *x), tf(ys_, *y)))
-                .collect();
-            if l.connect && pts.len() > 1 {
-                let style = color.stroke_width(2);
-                if l.dashed {
-                    chart.draw_series(DashedLineSeries::new(pts.clone(), 5, 4, style))
-                } else {
-                    chart.draw_series(LineSeries::new(pts.clone(), style))
-                }
-                .map_err(failed)?;
-            }
-            if pts.len() <= 120 {
-                chart
-                    .draw_series(pts.iter().map(|p| {
-                        if l.dashed {
-                            EmptyElement::at(*p)
-                                + Circle::new((0, 0), 3, WHITE.filled())
-                                + Circle::new((0, 0), 3, color.stroke_width(2))
-                        } else {
-                            EmptyElement::at(*p)
-                                + Circle::new((0, 0), 4, color.filled())
-                                + Circle::new((0, 0), 4, color.stroke_width(1))
-                        }
-                    }))
-                    .map_err(failed)?;
-            }
-        }
-        for n in &self.notes {
-            let p = (tf(xs_, n.x), tf(ys_, n.y));
-            let right = p.0 > txlo + (txhi - txlo) * 0.6;
-            let (dx, h) = if right {
-                (-8, HPos::Right)
-            } else {
-                (8, HPos::Left)
-            };
-            let style = bold(12.0, INK).pos(Pos::new(h, VPos::Bottom));
-            chart
-                .draw_series([EmptyElement::at(p)
-                    + Circle::new((0, 0), 6, INK.stroke_width(2))
-                    + Text::new(n.text.clone(), (dx, -10), style)])
-                .map_err(failed)?;
-        }
+        let Some(c) = self.categories.as_ref().filter(|_| rotate_x) else {
+            return Ok(());
+        };
+        let bottom = chart.y_range().start;
+        let style = font(11.0, INK)
+            .transform(FontTransform::Rotate90)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        chart
+            .draw_series(c.iter().enumerate().map(|(i, name)| {
+                EmptyElement::at((i as f64, bottom))
+                    + Text::new(trunc(name, 22), (0, 8), style.clone())
+            }))
+            .map_err(failed)?;
         Ok(())
     }
+}
+
+/// A legend entry per labelled line (a stroke in its colour and dash, and
+/// the label), at most 24 of them.
+fn draw_legend(key: &Area, legend: &[&Line], top: i32) -> DrawResult {
+    for (i, l) in legend.iter().enumerate().take(24) {
+        let y = top + 8 + i as i32 * 18;
+        let style = PALETTE[l.color % PALETTE.len()].stroke_width(3);
+        let stroke = vec![(0, y), (22, y)];
+        if l.dashed {
+            key.draw(&DashedPathElement::new(stroke, 5, 4, style))
+        } else {
+            key.draw(&PathElement::new(stroke, style))
+        }
+        .map_err(failed)?;
+        let label_style = font(11.0, INK).pos(Pos::new(HPos::Left, VPos::Center));
+        key.draw(&Text::new(trunc(&l.label, 26), (28, y), label_style))
+            .map_err(failed)?;
+    }
+    if legend.len() > 24 {
+        let more = format!("… {} more", legend.len() - 24);
+        key.draw(&Text::new(more, (0, top + 8 + 24 * 18), font(11.0, MUTED)))
+            .map_err(failed)?;
+    }
+    Ok(())
+}
+
+/// A dashed horizontal reference line across the plot, labelled at its right end.
+fn draw_hline(chart: &mut Plot, hl: &HLine) -> DrawResult {
+    let x = chart.x_range();
+    let y = tf(chart.as_coord_spec().y_spec().scale, hl.y);
+    let line = DashedLineSeries::new([(x.start, y), (x.end, y)], 6, 4, SLO.stroke_width(1));
+    chart.draw_series(line).map_err(failed)?;
+    let style = font(11.0, SLO).pos(Pos::new(HPos::Right, VPos::Bottom));
+    chart
+        .draw_series([Text::new(hl.label.clone(), (x.end, y), style)])
+        .map_err(failed)?;
+    Ok(())
+}
+
+/// A line: the stroke (solid or dashed) and, up to 120 points, its markers
+/// (filled for solid lines, hollow for dashed ones).
+fn draw_line(chart: &mut Plot, l: &Line) -> DrawResult {
+    let (xs, ys) = (
+        chart.as_coord_spec().x_spec().scale,
+        chart.as_coord_spec().y_spec().scale,
+    );
+    let color = PALETTE[l.color % PALETTE.len()];
+    let pts: Vec<(f64, f64)> = l
+        .points
+        .iter()
+        .filter(|(x, y)| {
+            x.is_finite()
+                && y.is_finite()
+                && (ys == Scale::Linear || *y > 0.0)
+                && (xs == Scale::Linear || *x > 0.0)
+        })
+        .map(|(x, y)| (tf(xs, *x), tf(ys, *y)))
+        .collect();
+    if l.connect && pts.len() > 1 {
+        let style = color.stroke_width(2);
+        if l.dashed {
+            chart.draw_series(DashedLineSeries::new(pts.clone(), 5, 4, style))
+        } else {
+            chart.draw_series(LineSeries::new(pts.clone(), style))
+        }
+        .map_err(failed)?;
+    }
+    if pts.len() > 120 {
+        return Ok(());
+    }
+    let (r, fill) = if l.dashed { (3, WHITE) } else { (4, color) };
+    chart
+        .draw_series(pts.iter().map(|p| {
+            EmptyElement::at(*p)
+                + Circle::new((0, 0), r, fill.filled())
+                + Circle::new((0, 0), r, color.stroke_width(if l.dashed { 2 } else { 1 }))
+        }))
+        .map_err(failed)?;
+    Ok(())
+}
+
+/// A ringed point with bold text beside it, on the side with more room.
+fn draw_note(chart: &mut Plot, n: &Annotation) -> DrawResult {
+    let spec = chart.as_coord_spec();
+    let (x, y) = (spec.x_spec(), spec.y_spec());
+    let p = (tf(x.scale, n.x), tf(y.scale, n.y));
+    let (dx, h) = if p.0 > x.lo + (x.hi - x.lo) * 0.6 {
+        (-8, HPos::Right)
+    } else {
+        (8, HPos::Left)
+    };
+    let style = bold(12.0, INK).pos(Pos::new(h, VPos::Bottom));
+    chart
+        .draw_series([EmptyElement::at(p)
+            + Circle::new((0, 0), 6, INK.stroke_width(2))
+            + Text::new(n.text.clone(), (dx, -10), style)])
+        .map_err(failed)?;
+    Ok(())
 }
 
 /// An SVG document of `w` × `h` pixels holding `panels` stacked from the top,
@@ -622,7 +651,6 @@ mod tests {
     #[test]
     fn charts_are_well_formed_svg() {
         let mut c = Chart::new(
-            "t",
             "A & B",
             Axis {
                 title: "x".into(),
