@@ -9,7 +9,6 @@ use crate::output::{result_dir, Progress};
 use anyhow::Result;
 use clap::Args;
 use iolens_calibrate::calibrate::{self, CalibrateConfig, Event, IoKind};
-use iolens_calibrate::fmt::eta;
 use iolens_calibrate::ladder::Phase;
 use iolens_core::{ByteSize, DurationArg, ResultDoc, Status};
 use iolens_engine::TargetSet;
@@ -151,8 +150,7 @@ pub fn run(a: CalibrateArgs) -> Result<u8> {
                 Event::Tick => {
                     let in_step = step_started.elapsed().as_secs_f64();
                     progress.line(&format!(
-                        "[{}] {current}: {:.0}/{:.0}s",
-                        eta(started.elapsed().as_secs_f64()),
+                        "{current}: {:.0}/{:.0}s",
                         in_step.min(step_s),
                         step_s
                     ));

@@ -5,10 +5,9 @@
 use crate::args::{EngineArg, LayoutArg, OutputArgs};
 use crate::cmd_run::target_infos;
 use crate::errors::{usage, UsageError};
-use crate::output::{result_dir, Progress};
+use crate::output::{progress_shown, result_dir, Progress};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use iolens_calibrate::fmt::eta;
 use iolens_calibrate::matrix::{self, LargeType, MatrixEvent, MatrixKind, MatrixOptions, RunKind};
 use iolens_calibrate::orion;
 use iolens_core::{ByteSize, DurationArg, ResultDoc, Status};
@@ -185,12 +184,6 @@ fn commandline() -> String {
         .join(" ")
 }
 
-fn bar(done: usize, total: usize) -> String {
-    const W: usize = 24;
-    let filled = (done * W).checked_div(total).unwrap_or(W);
-    format!("{}{}", "#".repeat(filled), ".".repeat(W - filled))
-}
-
 pub fn run(a: MatrixArgs) -> Result<u8> {
     let cfg = match options(&a).resolve() {
         Ok(c) => c,
@@ -231,13 +224,13 @@ pub fn run(a: MatrixArgs) -> Result<u8> {
         Ok(text)
     };
 
-    let progress = Progress::new(&a.out);
-    let started = Instant::now();
     let total = cfg.points.len();
-    let planned = (cfg.ramp + cfg.duration).as_secs_f64();
+    // The bar counts milliseconds of planned work, so that its ETA moves
+    // within a point as well as between points.
+    let planned_ms = ((cfg.ramp + cfg.duration).as_secs_f64() * 1e3) as u64;
+    let progress = Progress::counted(progress_shown(a.out.quiet), total as u64 * planned_ms);
+    let started = Instant::now();
     let mut point_started = Instant::now();
-    let mut finished_time = 0.0;
-    let mut finished = 0usize;
     let mut current = (0usize, 0u32, 0u32);
     let mut write_error: Option<anyhow::Error> = None;
     let outcome = matrix::run(
@@ -255,26 +248,14 @@ pub fn run(a: MatrixArgs) -> Result<u8> {
                 point_started = Instant::now();
             }
             MatrixEvent::Tick => {
-                let per_point = if finished > 0 {
-                    finished_time / finished as f64
-                } else {
-                    planned
-                };
-                let in_point = point_started.elapsed().as_secs_f64();
-                let left = (total - current.0) as f64 * per_point + (per_point - in_point).max(0.0);
+                let in_point = (point_started.elapsed().as_millis() as u64).min(planned_ms);
+                progress.set_position((current.0 as u64 - 1) * planned_ms + in_point);
                 progress.line(&format!(
-                    "[{}] {}/{total} Small={} Large={}  elapsed {}  ETA {}",
-                    bar(current.0 - 1, total),
-                    current.0,
-                    current.1,
-                    current.2,
-                    eta(started.elapsed().as_secs_f64()),
-                    eta(left)
+                    "{}/{total} Small={} Large={}",
+                    current.0, current.1, current.2
                 ));
             }
             MatrixEvent::Done(run) => {
-                finished += 1;
-                finished_time += point_started.elapsed().as_secs_f64();
                 if let Some(p) = run.points.last() {
                     let _ = trace.write_all(orion::trace_point(total, p).as_bytes());
                     let _ = trace.flush();

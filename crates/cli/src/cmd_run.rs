@@ -2,7 +2,7 @@
 
 use crate::args::RunArgs;
 use crate::errors::{usage, UsageError};
-use crate::output::{result_dir, Progress};
+use crate::output::{progress_shown, result_dir, Progress};
 use anyhow::Result;
 use iolens_core::result::TargetInfo;
 use iolens_core::{ResultDoc, Status};
@@ -88,17 +88,16 @@ pub fn run(a: RunArgs) -> Result<u8> {
 
     let mut ts = dir.append("timeseries.csv")?;
     writeln!(ts, "{}", TimeRow::CSV_HEADER)?;
-    let progress = Progress::new(&a.out);
     let total_s = (spec.ramp + spec.runtime).as_secs_f64();
+    let progress = Progress::counted(progress_shown(a.out.quiet), (total_s * 1e3) as u64);
     let started = Instant::now();
     let outcome = run_job(spec.clone(), targets.clone(), &iolens_core::interrupt::STOP, |row| {
         let _ = writeln!(ts, "{}", row.csv());
         let _ = ts.flush();
+        progress.set_position(((row.sec as f64 + row.interval_s) * 1e3) as u64);
         progress.line(&format!(
-            "[{:>4.0}/{:.0}s]{} read {:.0} IOPS {:.1} MB/s {:.1}us p99 {:.1}us | write {:.0} IOPS {:.1} MB/s {:.1}us",
-            row.sec as f64 + row.interval_s,
-            total_s,
-            if row.ramp { " ramp" } else { "" },
+            "{}read {:.0} IOPS {:.1} MB/s {:.1}us p99 {:.1}us | write {:.0} IOPS {:.1} MB/s {:.1}us",
+            if row.ramp { "ramp " } else { "" },
             row.read.iops,
             row.read.mbps,
             row.read.lat_mean_us,

@@ -2,9 +2,11 @@
 
 use crate::args::OutputArgs;
 use anyhow::Result;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iolens_core::result::ResultDir;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Default parent of result directories.
 pub const RESULTS_ROOT: &str = "iolens-results";
@@ -18,37 +20,159 @@ pub fn result_dir(o: &OutputArgs, default_name: &str) -> Result<ResultDir> {
     })
 }
 
-/// A one-line progress display on stderr (only on a terminal, unless quiet).
+/// Whether live progress is drawn: on a terminal only, and never when quiet.
+pub fn progress_shown(quiet: bool) -> bool {
+    !quiet && std::io::stderr().is_terminal()
+}
+
+/// How often a shown progress display redraws by itself (elapsed time, ETA,
+/// spinner), between the updates its command makes.
+const TICK: Duration = Duration::from_millis(250);
+
+/// Live progress on stderr, drawn with indicatif; hidden (every call does
+/// nothing) when stderr is not a terminal or the user asked for quiet.
+///
+/// Two shapes: a status line (a spinner, the elapsed time and a message the
+/// command replaces) and a counted bar (the bar, a message, elapsed time and
+/// the ETA indicatif estimates from the rate of progress). Several of them
+/// share the terminal through a [`ProgressGroup`].
 pub struct Progress {
-    on: bool,
-    tty: bool,
+    bar: ProgressBar,
 }
 
 impl Progress {
-    /// Progress for these output options.
+    /// A status line for these output options.
     pub fn new(o: &OutputArgs) -> Progress {
-        let tty = std::io::stderr().is_terminal();
-        Progress {
-            on: !o.quiet && tty,
-            tty,
-        }
+        Progress::status(progress_shown(o.quiet))
     }
 
-    /// Replaces the progress line.
+    /// A status line, drawn only when `shown` (see [`progress_shown`]).
+    pub fn status(shown: bool) -> Progress {
+        Progress::styled(shown, None, "{spinner} [{elapsed}] {wide_msg}")
+    }
+
+    /// A bar counting to `total` (in any unit: points, blocks, milliseconds of
+    /// planned work), with elapsed time and ETA; drawn only when `shown`.
+    pub fn counted(shown: bool, total: u64) -> Progress {
+        Progress::styled(
+            shown,
+            Some(total),
+            "[{bar:24}] {elapsed} ETA {eta}  {wide_msg}",
+        )
+    }
+
+    fn styled(shown: bool, total: Option<u64>, template: &str) -> Progress {
+        let target = if shown {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        let style = ProgressStyle::with_template(template)
+            .expect("progress templates are valid")
+            .progress_chars("#>.");
+        let bar = ProgressBar::with_draw_target(total, target).with_style(style);
+        if shown {
+            bar.enable_steady_tick(TICK);
+        }
+        Progress { bar }
+    }
+
+    /// Replaces the message.
     pub fn line(&self, text: &str) {
-        if self.on {
-            let mut e = std::io::stderr();
-            let _ = write!(e, "\r\x1b[2K{text}");
-            let _ = e.flush();
+        self.bar.set_message(text.to_string());
+    }
+
+    /// Sets how far the bar is, in the unit of its total.
+    pub fn set_position(&self, done: u64) {
+        self.bar.set_position(done);
+    }
+
+    /// Advances the bar by `n`.
+    #[allow(dead_code)] // the counted shape of loads and sweeps
+    pub fn inc(&self, n: u64) {
+        self.bar.inc(n);
+    }
+
+    /// Changes the total (when it becomes known or grows).
+    #[allow(dead_code)] // the counted shape of loads and sweeps
+    pub fn set_total(&self, total: u64) {
+        self.bar.set_length(total);
+    }
+
+    /// Removes the display from the terminal.
+    pub fn clear(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// Several progress displays drawn together (a sweep's overall bar and the
+/// point that runs), each a [`Progress`]; hidden like them.
+#[allow(dead_code)] // the multi-bar shape of sweeps
+pub struct ProgressGroup {
+    multi: MultiProgress,
+    shown: bool,
+}
+
+#[allow(dead_code)] // the multi-bar shape of sweeps
+impl ProgressGroup {
+    /// A group for these output options.
+    pub fn new(o: &OutputArgs) -> ProgressGroup {
+        ProgressGroup::shown(progress_shown(o.quiet))
+    }
+
+    /// A group drawn only when `shown` (see [`progress_shown`]).
+    pub fn shown(shown: bool) -> ProgressGroup {
+        let target = if shown {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        ProgressGroup {
+            multi: MultiProgress::with_draw_target(target),
+            shown,
         }
     }
 
-    /// Clears the progress line.
-    pub fn clear(&self) {
-        if self.on && self.tty {
-            let mut e = std::io::stderr();
-            let _ = write!(e, "\r\x1b[2K");
-            let _ = e.flush();
+    /// Adds a status line under the displays already there.
+    pub fn status(&self) -> Progress {
+        self.add(Progress::status(self.shown))
+    }
+
+    /// Adds a counted bar under the displays already there.
+    pub fn counted(&self, total: u64) -> Progress {
+        self.add(Progress::counted(self.shown, total))
+    }
+
+    fn add(&self, p: Progress) -> Progress {
+        Progress {
+            bar: self.multi.add(p.bar),
         }
+    }
+
+    /// Removes every display of the group from the terminal.
+    pub fn clear(&self) {
+        let _ = self.multi.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hidden_progress_accepts_every_call() {
+        let group = ProgressGroup::shown(false);
+        let total = group.counted(10);
+        let point = group.status();
+        total.inc(3);
+        total.set_position(5);
+        total.set_total(20);
+        point.line("bs=4k qd=1");
+        assert!(total.bar.is_hidden() && point.bar.is_hidden());
+        assert_eq!(total.bar.position(), 5);
+        assert_eq!(total.bar.length(), Some(20));
+        point.clear();
+        group.clear();
+        Progress::status(false).clear();
     }
 }

@@ -5,12 +5,12 @@
 use crate::analysis::{at_text, Analysis};
 use crate::fmt;
 use crate::load::Point;
-use crate::svg::{auto_scale, svg_open, Annotation, Axis, Chart, HLine, Line, Scale};
+use crate::svg::{auto_scale, document, Annotation, Axis, Chart, HLine, Line, Scale};
 
 /// Width and height of the summary charts, pixels.
-pub const SIZE: (f64, f64) = (860.0, 480.0);
+pub const SIZE: (u32, u32) = (860, 480);
 /// Width and height of a time-series chart (two panels), pixels.
-pub const TS_SIZE: (f64, f64) = (860.0, 600.0);
+pub const TS_SIZE: (u32, u32) = (860, 600);
 
 /// One chart of the report.
 #[derive(Debug, Clone)]
@@ -95,7 +95,6 @@ pub fn latency_vs_iops(points: &[Point], a: &Analysis) -> Option<ChartFile> {
         .collect();
     let op = lat_op_title(points, a);
     let mut c = Chart::new(
-        "lat-iops",
         "Latency vs IOPS",
         axis("IOPS", Scale::Linear, si),
         axis(&format!("{op} latency"), auto_scale(&lats, 30.0), lat_tick),
@@ -178,7 +177,6 @@ pub fn iops_vs_concurrency(points: &[Point], a: &Analysis) -> Option<ChartFile> 
         Scale::Linear
     };
     let mut c = Chart::new(
-        "iops-conc",
         &format!("IOPS vs {ax}"),
         axis(ax, scale, plain),
         axis("IOPS", Scale::Linear, si),
@@ -257,7 +255,6 @@ pub fn percentiles(points: &[Point]) -> Option<ChartFile> {
         .map(|(_, v)| v)
         .collect();
     let mut c = Chart::new(
-        "lat-pct",
         "Latency percentiles per point",
         axis("point", Scale::Linear, plain),
         axis("latency", auto_scale(&vals, 20.0), lat_tick),
@@ -346,7 +343,6 @@ pub fn timeseries(index: usize, p: &Point) -> Option<ChartFile> {
     });
     let title = format!("{} per second", p.id);
     let mut top = Chart::new(
-        &format!("ts{index}a"),
         &title,
         axis("seconds", Scale::Linear, plain),
         axis("IOPS", Scale::Linear, si),
@@ -367,7 +363,6 @@ pub fn timeseries(index: usize, p: &Point) -> Option<ChartFile> {
         .flat_map(|(_, p)| p.iter().map(|(_, v)| *v))
         .collect();
     let mut bottom = Chart::new(
-        &format!("ts{index}b"),
         "",
         axis("seconds", Scale::Linear, plain),
         axis("latency", auto_scale(&lat_vals, 50.0), lat_tick),
@@ -383,10 +378,7 @@ pub fn timeseries(index: usize, p: &Point) -> Option<ChartFile> {
         });
     }
     let (w, h) = TS_SIZE;
-    let mut svg = svg_open(w, h, &title);
-    top.render(&mut svg, 0.0, 0.0, w, h * 0.52);
-    bottom.render(&mut svg, 0.0, h * 0.5, w, h * 0.5);
-    svg.push_str("</svg>\n");
+    let svg = document(w, h, &title, &[(&top, 0.52), (&bottom, 0.48)]);
     Some(ChartFile {
         stem: format!("charts/timeseries/{:03}-{}", index + 1, safe_name(&p.id)),
         title,

@@ -3,9 +3,9 @@
 //! against the first input (the baseline).
 
 use crate::analysis::Analysis;
+use crate::export::{CsvExporter, Exporter, MarkdownExporter, TableExporter};
+use crate::fmt;
 use crate::load::Point;
-use crate::report::align;
-use crate::{csv, fmt};
 
 /// Output format of the comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -280,10 +280,24 @@ fn show(c: &Cell, key: &str) -> String {
     }
 }
 
-fn ratio(row: &Row, j: usize) -> Option<f64> {
-    match (&row.values[0], &row.values[j]) {
-        (Cell::Num(a), Cell::Num(b)) if row.ratio && *a != 0.0 => Some(b / a),
-        _ => None,
+impl Row {
+    /// The ratio of column `j` to the first column, where both are numbers.
+    pub fn ratio(&self, j: usize) -> Option<f64> {
+        match (&self.values[0], &self.values[j]) {
+            (Cell::Num(a), Cell::Num(b)) if self.ratio && *a != 0.0 => Some(b / a),
+            _ => None,
+        }
+    }
+}
+
+impl Format {
+    /// The exporter that writes this format.
+    pub fn exporter(self) -> Box<dyn Exporter<Comparison>> {
+        match self {
+            Format::Table => Box::new(TableExporter),
+            Format::Markdown => Box::new(MarkdownExporter),
+            Format::Csv => Box::new(CsvExporter),
+        }
     }
 }
 
@@ -300,76 +314,30 @@ impl Comparison {
         h
     }
 
+    /// The header and the rows as people read them (grouped numbers, `-`
+    /// for a missing figure, ratios such as `2x`).
+    pub(crate) fn display_rows(&self) -> Vec<Vec<String>> {
+        let mut rows = vec![self.header()];
+        for r in &self.rows {
+            let mut cells = vec![r.label.clone()];
+            for (j, c) in r.values.iter().enumerate() {
+                cells.push(show(c, r.key));
+                if j > 0 {
+                    cells.push(r.ratio(j).map(fmt::ratio).unwrap_or_default());
+                }
+            }
+            rows.push(cells);
+        }
+        rows
+    }
+
     /// The comparison in `format`.
     pub fn render(&self, format: Format) -> String {
-        match format {
-            Format::Csv => {
-                let mut h = vec!["figure".to_string()];
-                for (j, l) in self.labels.iter().enumerate() {
-                    h.push(l.clone());
-                    if j > 0 {
-                        h.push(format!("{l}/{}", self.labels[0]));
-                    }
-                }
-                let mut s = csv::line(&h);
-                s.push('\n');
-                for r in &self.rows {
-                    let mut cells = vec![r.key.to_string()];
-                    for (j, c) in r.values.iter().enumerate() {
-                        cells.push(match c {
-                            Cell::Empty => String::new(),
-                            Cell::Num(v) => fmt::csv_number(*v),
-                            Cell::Text(t) => t.clone(),
-                        });
-                        if j > 0 {
-                            cells.push(ratio(r, j).map(|v| fmt::sig_n(v, 4)).unwrap_or_default());
-                        }
-                    }
-                    s.push_str(&csv::line(&cells));
-                    s.push('\n');
-                }
-                s
-            }
-            Format::Table | Format::Markdown => {
-                let mut rows = vec![self.header()];
-                for r in &self.rows {
-                    let mut cells = vec![r.label.clone()];
-                    for (j, c) in r.values.iter().enumerate() {
-                        cells.push(show(c, r.key));
-                        if j > 0 {
-                            cells.push(ratio(r, j).map(fmt::ratio).unwrap_or_default());
-                        }
-                    }
-                    rows.push(cells);
-                }
-                let right: Vec<bool> = (0..rows[0].len()).map(|i| i > 0).collect();
-                if format == Format::Table {
-                    let mut s = align(&rows, &right);
-                    let width = s.lines().map(|l| l.chars().count()).max().unwrap_or(0);
-                    s.insert_str(
-                        s.find('\n').map_or(0, |i| i + 1),
-                        &format!("{}\n", "-".repeat(width)),
-                    );
-                    s
-                } else {
-                    let esc = |c: &str| c.replace('|', "\\|");
-                    let mut s = String::new();
-                    for (i, r) in rows.iter().enumerate() {
-                        s.push_str("| ");
-                        s.push_str(&r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | "));
-                        s.push_str(" |\n");
-                        if i == 0 {
-                            s.push('|');
-                            for r in right.iter().take(r.len()) {
-                                s.push_str(if *r { " ---: |" } else { " --- |" });
-                            }
-                            s.push('\n');
-                        }
-                    }
-                    s
-                }
-            }
-        }
+        let bytes = format
+            .exporter()
+            .serialize(self)
+            .expect("a comparison always serializes");
+        String::from_utf8(bytes).expect("exporters write UTF-8")
     }
 }
 
@@ -405,7 +373,7 @@ mod tests {
         let c = compare(&[a, b], Some(500.0));
         let max = c.rows.iter().find(|r| r.key == "max_iops").unwrap();
         assert_eq!(max.values, vec![Cell::Num(4000.0), Cell::Num(8000.0)]);
-        assert_eq!(ratio(max, 1), Some(2.0));
+        assert_eq!(max.ratio(1), Some(2.0));
         // p99 of qd=4 in A is 800 µs > 500: within SLO is qd=1 for A, and qd=1 for B (p99 400 at qd=4? no: 400 µs ≤ 500)
         let slo = c.rows.iter().find(|r| r.key == "iops_within_slo").unwrap();
         assert_eq!(slo.values, vec![Cell::Num(1000.0), Cell::Num(8000.0)]);

@@ -1,46 +1,8 @@
-//! Small CSV helpers: quoting cells for `report.csv`, and reading the
-//! per-second `timeseries.csv` of any result kind by its header.
+//! Reading the per-second `timeseries.csv` of any result kind by its header
+//! (with the `csv` crate; the report's own CSV files are written by
+//! [`crate::export::CsvExporter`]).
 
 use std::path::Path;
-
-/// Quotes a cell when it holds a comma, a quote or a line break (RFC 4180).
-pub fn cell(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// One CSV line from cells (quoted as needed), without the line break.
-pub fn line<S: AsRef<str>>(cells: &[S]) -> String {
-    cells
-        .iter()
-        .map(|c| cell(c.as_ref()))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// Splits one CSV line into cells, honouring double quotes.
-pub fn split(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(std::mem::take(&mut cur)),
-            (c, _) => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out
-}
 
 /// The per-second rows of a result, read by column name.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -58,12 +20,21 @@ impl TimeSeries {
         TimeSeries::parse(&text)
     }
 
-    /// Parses CSV text with a header line.
+    /// Parses CSV text with a header line (rows may be shorter or longer
+    /// than the header; blank lines are skipped).
     pub fn parse(text: &str) -> Option<TimeSeries> {
-        let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-        let header = split(lines.next()?);
-        let rows: Vec<Vec<String>> = lines.map(split).collect();
-        (!rows.is_empty()).then_some(TimeSeries { header, rows })
+        let mut r = ::csv::ReaderBuilder::new()
+            .has_headers(true)
+            .flexible(true)
+            .from_reader(text.as_bytes());
+        let header: Vec<String> = r.headers().ok()?.iter().map(str::to_string).collect();
+        let rows: Vec<Vec<String>> = r
+            .records()
+            .map_while(Result::ok)
+            .filter(|rec| !(rec.len() == 1 && rec[0].trim().is_empty()))
+            .map(|rec| rec.iter().map(str::to_string).collect())
+            .collect();
+        (!header.is_empty() && !rows.is_empty()).then_some(TimeSeries { header, rows })
     }
 
     /// The numeric values of column `name` (None where a cell is not a number).
@@ -107,14 +78,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cells_are_quoted_only_when_needed() {
-        assert_eq!(cell("abc"), "abc");
-        assert_eq!(cell("a,b"), "\"a,b\"");
-        assert_eq!(cell("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(
-            split(&line(&["a,b", "c", "d\"e"])),
-            vec!["a,b", "c", "d\"e"]
-        );
+    fn quoted_cells_are_read_whole() {
+        let t = TimeSeries::parse("sec,note\n0,\"a,b\"\n1,\"say \"\"hi\"\"\"\n").unwrap();
+        assert_eq!(t.text_column("note").unwrap(), vec!["a,b", "say \"hi\""]);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! iolens analysis: reading result directories of any kind (single results,
 //! sweeps, trees of them), the report table (`report.csv`, `report.json`),
 //! knee detection, charts (SVG, PNG), a self-contained `report.html`, and the
-//! side-by-side comparison of systems or configurations.
+//! side-by-side comparison of systems or configurations. Every output format
+//! is an [`export::Exporter`].
 //!
 //! Results are read as plain JSON (`serde_json::Value`), so that kinds added
 //! later degrade gracefully: each point gives whatever figures it has.
@@ -10,6 +11,7 @@ pub mod analysis;
 pub mod charts;
 pub mod compare;
 pub mod csv;
+pub mod export;
 pub mod figures;
 pub mod fmt;
 pub mod html;

@@ -3,10 +3,11 @@
 
 use crate::analysis::Analysis;
 use crate::charts::{self, ChartFile};
+use crate::export::{CsvExporter, Exporter, HtmlExporter, JsonExporter, PngExporter, SvgExporter};
 use crate::figures::{Column, COLUMNS};
 use crate::load::{self, value_text, Point};
 use crate::raster::Rasterizer;
-use crate::{csv, fmt, html, ReportError};
+use crate::{fmt, ReportError};
 use serde_json::{json, Map, Value};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -181,17 +182,6 @@ impl Report {
         }
     }
 
-    /// `report.csv`.
-    pub fn csv(&self) -> String {
-        let mut s = csv::line(&self.table.header);
-        s.push('\n');
-        for r in &self.table.rows {
-            s.push_str(&csv::line(r));
-            s.push('\n');
-        }
-        s
-    }
-
     /// `report.json`.
     pub fn json(&self) -> Value {
         let points: Vec<Value> = self
@@ -251,33 +241,6 @@ impl Report {
             .collect()
     }
 
-    /// `report.html`.
-    pub fn html(&self) -> String {
-        let title = self
-            .options
-            .title
-            .clone()
-            .unwrap_or_else(|| format!("iolens report: {}", self.inputs.join(", ")));
-        let ok = self.points.iter().filter(|p| p.usable()).count();
-        let meta = format!(
-            "{} points ({} finished with figures) from {}; latency SLO {}; generated {} by iolens {}",
-            self.points.len(),
-            ok,
-            self.inputs.join(", "),
-            fmt::latency_us(self.options.latency_slo_us),
-            self.options.generated_at,
-            self.options.tool_version
-        );
-        html::page(
-            &title,
-            &meta,
-            &self.analysis,
-            &self.charts,
-            &self.table,
-            &self.warnings(),
-        )
-    }
-
     /// A short table for the terminal: point, parameters, IOPS, MB/s, latency, status.
     pub fn terminal_table(&self) -> String {
         let mut rows: Vec<Vec<String>> = vec![vec![
@@ -321,17 +284,22 @@ impl Report {
             written.push(p);
             Ok(())
         };
-        put("report.csv", self.csv().as_bytes())?;
-        let mut j = serde_json::to_string_pretty(&self.json()).expect("report serializes");
-        j.push('\n');
-        put("report.json", j.as_bytes())?;
-        put("report.html", self.html().as_bytes())?;
-        let raster = self.options.png.then(Rasterizer::new);
+        let files: [(&str, &dyn Exporter<Report>); 3] = [
+            ("report.csv", &CsvExporter),
+            ("report.json", &JsonExporter),
+            ("report.html", &HtmlExporter),
+        ];
+        for (name, exporter) in files {
+            put(name, &exporter.serialize(self)?)?;
+        }
+        let mut charts: Vec<(&str, Box<dyn Exporter<ChartFile>>)> =
+            vec![("svg", Box::new(SvgExporter))];
+        if self.options.png {
+            charts.push(("png", Box::new(PngExporter::new())));
+        }
         for c in &self.charts {
-            put(&format!("{}.svg", c.stem), c.svg.as_bytes())?;
-            if let Some(r) = &raster {
-                let scale = if c.point.is_some() { 1.0 } else { 2.0 };
-                put(&format!("{}.png", c.stem), &r.png(&c.svg, scale)?)?;
+            for (ext, exporter) in &charts {
+                put(&format!("{}.{ext}", c.stem), &exporter.serialize(c)?)?;
             }
         }
         Ok(written)

@@ -1,18 +1,36 @@
-//! A small, dependency-free SVG line chart: linear, log10 or log2 axes,
-//! categorical x axes, legends, reference lines, shaded ranges and
-//! annotations. The output is plain SVG 1.1 that browsers and resvg render
-//! alike (no CSS, no scripts, no external fonts).
+//! The report's line chart, drawn with plotters' SVG backend: linear, log10
+//! or log2 axes (ticks at round values and powers), categorical x axes,
+//! legends, reference lines, shaded ranges and annotations. The output is
+//! plain SVG that browsers and resvg render alike (no CSS, no scripts, no
+//! external fonts).
 
-use std::fmt::Write;
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Colours of series, in order (Tableau 10, readable by colour-blind people).
-pub const PALETTE: [&str; 10] = [
-    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-    "#9c755f", "#bab0ac",
+pub const PALETTE: [RGBColor; 10] = [
+    RGBColor(0x4e, 0x79, 0xa7),
+    RGBColor(0xf2, 0x8e, 0x2b),
+    RGBColor(0xe1, 0x57, 0x59),
+    RGBColor(0x76, 0xb7, 0xb2),
+    RGBColor(0x59, 0xa1, 0x4f),
+    RGBColor(0xed, 0xc9, 0x48),
+    RGBColor(0xb0, 0x7a, 0xa1),
+    RGBColor(0xff, 0x9d, 0xa7),
+    RGBColor(0x9c, 0x75, 0x5f),
+    RGBColor(0xba, 0xb0, 0xac),
 ];
 
-/// Font stack written into every chart.
-pub const FONT: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
+/// Font family of every text (resvg maps it to DejaVu Sans).
+const FONT: &str = "sans-serif";
+const INK: RGBColor = RGBColor(0x22, 0x22, 0x22);
+const MUTED: RGBColor = RGBColor(0x55, 0x55, 0x55);
+const GRID: RGBColor = RGBColor(0xe2, 0xe2, 0xe2);
+const FRAME: RGBColor = RGBColor(0x99, 0x99, 0x99);
+const SHADE: RGBColor = RGBColor(0xe8, 0xe8, 0xe8);
+const SLO: RGBColor = RGBColor(0xc0, 0x39, 0x2b);
 
 /// How an axis maps values to positions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,8 +92,6 @@ pub struct HLine {
 /// A line chart.
 #[derive(Debug, Clone)]
 pub struct Chart {
-    /// Unique among the charts of one page (used for clip path ids).
-    pub id: String,
     /// Title.
     pub title: String,
     /// Smaller line under the title.
@@ -232,11 +248,81 @@ pub fn auto_scale(vals: &[f64], ratio: f64) -> Scale {
     }
 }
 
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+type Plot<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Ticked, Ticked>>;
+type DrawResult = Result<(), String>;
+
+fn font(size: f64, color: RGBColor) -> TextStyle<'static> {
+    // plotters writes font-size as size / 1.24
+    (FONT, size * 1.24).into_font().color(&color)
+}
+
+fn bold(size: f64, color: RGBColor) -> TextStyle<'static> {
+    (FONT, size * 1.24, FontStyle::Bold)
+        .into_font()
+        .color(&color)
+}
+
+fn failed<E: std::fmt::Debug>(e: E) -> String {
+    format!("{e:?}")
+}
+
+/// An axis in transformed units (log10 or log2 of the value for log
+/// scales) whose ticks are the round values and powers [`domain`] chose,
+/// not plotters' own.
+#[derive(Debug, Clone)]
+struct Ticked {
+    scale: Scale,
+    lo: f64,
+    hi: f64,
+    /// Tick values, in data units.
+    ticks: Vec<f64>,
+}
+
+impl Ticked {
+    fn new(scale: Scale, (lo, hi, ticks): (f64, f64, Vec<f64>)) -> Ticked {
+        Ticked {
+            scale,
+            lo: tf(scale, lo),
+            hi: tf(scale, hi),
+            ticks,
+        }
+    }
+
+    /// The tick at transformed position `v`, in data units (labels show the
+    /// exact tick, not a value rounded through the logarithm).
+    fn tick_at(&self, v: f64) -> f64 {
+        let off = |t: &f64| (tf(self.scale, *t) - v).abs();
+        self.ticks
+            .iter()
+            .copied()
+            .min_by(|a, b| off(a).total_cmp(&off(b)))
+            .unwrap_or(v)
+    }
+}
+
+impl Ranged for Ticked {
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let f = (value - self.lo) / (self.hi - self.lo).max(1e-12);
+        limit.0 + (f * (limit.1 - limit.0) as f64).round() as i32
+    }
+
+    fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, _: Hint) -> Vec<f64> {
+        self.ticks.iter().map(|t| tf(self.scale, *t)).collect()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
 impl Chart {
     /// A chart with the given axes and nothing on it.
-    pub fn new(id: &str, title: &str, x: Axis, y: Axis) -> Chart {
+    pub fn new(title: &str, x: Axis, y: Axis) -> Chart {
         Chart {
-            id: id.to_string(),
             title: title.to_string(),
             subtitle: String::new(),
             x,
@@ -250,28 +336,20 @@ impl Chart {
     }
 
     /// A standalone SVG document of `w` × `h` pixels.
-    pub fn to_svg(&self, w: f64, h: f64) -> String {
-        let mut s = svg_open(w, h, &self.title);
-        self.render(&mut s, 0.0, 0.0, w, h);
-        s.push_str("</svg>\n");
-        s
+    pub fn to_svg(&self, w: u32, h: u32) -> String {
+        document(w, h, &self.title, &[(self, 1.0)])
     }
 
-    /// Draws the chart into the box (`x0`, `y0`, `w`, `h`) of an open SVG.
-    pub fn render(&self, s: &mut String, x0: f64, y0: f64, w: f64, h: f64) {
-        let legend = self.lines.iter().any(|l| !l.label.is_empty());
-        let legend_w = if legend { 190.0 } else { 0.0 };
-        let rotate_x = self
-            .categories
+    /// Whether category names are too long to sit side by side.
+    fn rotate_x(&self) -> bool {
+        self.categories
             .as_ref()
-            .is_some_and(|c| c.iter().map(|c| c.chars().count()).sum::<usize>() * 7 > 600);
-        let top = y0 + if self.subtitle.is_empty() { 34.0 } else { 50.0 };
-        let bottom_pad = if rotate_x { 110.0 } else { 50.0 };
-        let left = x0 + 74.0;
-        let right = x0 + w - 16.0 - legend_w;
-        let bottom = y0 + h - bottom_pad;
-        let (pw, ph) = ((right - left).max(10.0), (bottom - top).max(10.0));
+            .is_some_and(|c| c.iter().map(|c| c.chars().count()).sum::<usize>() * 7 > 600)
+    }
 
+    /// The reference lines worth showing (not far above the data) and the
+    /// two axes, fitted to the data, the notes and those lines.
+    fn frame(&self) -> (Vec<&HLine>, Ticked, Ticked) {
         let xs: Vec<f64> = self
             .lines
             .iter()
@@ -290,213 +368,258 @@ impl Chart {
             .filter(|hl| hl.y <= data_max * 2.0 || data_max == 0.0)
             .collect();
         ys.extend(hlines.iter().map(|hl| hl.y));
-        let (xlo, xhi, xticks) =
-            domain(self.x.scale, &xs, self.categories.as_ref().map(|c| c.len()));
-        let (ylo, yhi, yticks) = domain(self.y.scale, &ys, None);
-        let (txlo, txhi) = (tf(self.x.scale, xlo), tf(self.x.scale, xhi));
-        let (tylo, tyhi) = (tf(self.y.scale, ylo), tf(self.y.scale, yhi));
-        let px = |v: f64| left + (tf(self.x.scale, v) - txlo) / (txhi - txlo).max(1e-12) * pw;
-        let py = |v: f64| bottom - (tf(self.y.scale, v) - tylo) / (tyhi - tylo).max(1e-12) * ph;
+        let categories = self.categories.as_ref().map(|c| c.len());
+        let x = Ticked::new(self.x.scale, domain(self.x.scale, &xs, categories));
+        let y = Ticked::new(self.y.scale, domain(self.y.scale, &ys, None));
+        (hlines, x, y)
+    }
 
-        // title
-        let _ = write!(
-            s,
-            r##"<text x="{:.1}" y="{:.1}" font-size="15" font-weight="bold" fill="#222">{}</text>"##,
-            x0 + 12.0,
-            y0 + 22.0,
-            esc(&self.title)
-        );
-        if !self.subtitle.is_empty() {
-            let _ = write!(
-                s,
-                r##"<text x="{:.1}" y="{:.1}" fill="#555">{}</text>"##,
-                x0 + 12.0,
-                y0 + 40.0,
-                esc(&trunc(&self.subtitle, 110))
-            );
-        }
-        // plot frame, shade and grid
-        let _ = write!(
-            s,
-            r##"<rect x="{left:.1}" y="{top:.1}" width="{pw:.1}" height="{ph:.1}" fill="#fbfbfb" stroke="#999"/>"##
-        );
-        if let Some((a, b, label)) = &self.shade {
-            let (xa, xb) = (px(*a).clamp(left, right), px(*b).clamp(left, right));
-            if xb > xa {
-                let _ = write!(
-                    s,
-                    r##"<rect x="{xa:.1}" y="{top:.1}" width="{:.1}" height="{ph:.1}" fill="#e8e8e8"/><text x="{:.1}" y="{:.1}" font-size="11" fill="#777">{}</text>"##,
-                    xb - xa,
-                    xa + 4.0,
-                    top + 14.0,
-                    esc(label)
-                );
-            }
-        }
-        for t in &yticks {
-            let y = py(*t);
-            if y < top - 0.5 || y > bottom + 0.5 {
-                continue;
-            }
-            let _ = write!(
-                s,
-                r##"<line x1="{left:.1}" y1="{y:.1}" x2="{right:.1}" y2="{y:.1}" stroke="#e2e2e2"/><text x="{:.1}" y="{:.1}" text-anchor="end" fill="#333">{}</text>"##,
-                left - 6.0,
-                y + 4.0,
-                esc(&(self.y.format)(*t))
-            );
-        }
-        for t in &xticks {
-            let x = px(*t);
-            if x < left - 0.5 || x > right + 0.5 {
-                continue;
-            }
-            let label = match &self.categories {
-                Some(c) => trunc(&c[*t as usize], 22),
-                None => (self.x.format)(*t),
-            };
-            let _ = write!(
-                s,
-                r##"<line x1="{x:.1}" y1="{top:.1}" x2="{x:.1}" y2="{bottom:.1}" stroke="#eeeeee"/>"##
-            );
-            if rotate_x {
-                let _ = write!(
-                    s,
-                    r##"<text x="{x:.1}" y="{:.1}" text-anchor="end" font-size="11" fill="#333" transform="rotate(-40 {x:.1} {:.1})">{}</text>"##,
-                    bottom + 14.0,
-                    bottom + 14.0,
-                    esc(&label)
-                );
-            } else {
-                let _ = write!(
-                    s,
-                    r##"<text x="{x:.1}" y="{:.1}" text-anchor="middle" fill="#333">{}</text>"##,
-                    bottom + 17.0,
-                    esc(&label)
-                );
-            }
-        }
-        // axis titles
-        let _ = write!(
-            s,
-            r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" fill="#222">{}</text>"##,
-            left + pw / 2.0,
-            y0 + h - 10.0,
-            esc(&self.x.title)
-        );
-        let (ax, ay) = (x0 + 16.0, top + ph / 2.0);
-        let _ = write!(
-            s,
-            r##"<text x="{ax:.1}" y="{ay:.1}" text-anchor="middle" fill="#222" transform="rotate(-90 {ax:.1} {ay:.1})">{}</text>"##,
-            esc(&self.y.title)
-        );
-        // clip to the plot area
-        let clip = format!("clip-{}", self.id);
-        let _ = write!(
-            s,
-            r#"<clipPath id="{clip}"><rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}"/></clipPath><g clip-path="url(#{clip})">"#,
-            left - 4.0,
-            top - 4.0,
-            pw + 8.0,
-            ph + 8.0
-        );
-        for hl in &hlines {
-            let y = py(hl.y);
-            let _ = write!(
-                s,
-                r##"<line x1="{left:.1}" y1="{y:.1}" x2="{right:.1}" y2="{y:.1}" stroke="#c0392b" stroke-width="1.2" stroke-dasharray="6 4"/><text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11" fill="#c0392b">{}</text>"##,
-                right - 4.0,
-                y - 4.0,
-                esc(&hl.label)
-            );
+    /// Draws the chart into `area`: title, plot on the left, legend on the right.
+    fn draw(&self, area: &Area) -> DrawResult {
+        let (w, _) = area.dim_in_pixel();
+        let legend: Vec<&Line> = self.lines.iter().filter(|l| !l.label.is_empty()).collect();
+        let legend_w = if legend.is_empty() { 0 } else { 190 };
+        let (plot, key) = area.split_horizontally(w.saturating_sub(legend_w));
+        let title = Text::new(self.title.clone(), (12, 8), bold(15.0, INK));
+        plot.draw(&title).map_err(failed)?;
+        let top = if self.subtitle.is_empty() {
+            34
+        } else {
+            let sub = trunc(&self.subtitle, 110);
+            plot.draw(&Text::new(sub, (12, 28), font(12.0, MUTED)))
+                .map_err(failed)?;
+            50
+        };
+        self.draw_plot(&plot, top)?;
+        draw_legend(&key, &legend, top as i32)
+    }
+
+    /// The axes, grid and everything drawn in data coordinates.
+    fn draw_plot(&self, plot: &Area, top: u32) -> DrawResult {
+        let (hlines, x, y) = self.frame();
+        let rotate_x = self.rotate_x();
+        let mut chart = ChartBuilder::on(plot)
+            .margin_top(top)
+            .margin_left(12)
+            .margin_right(16)
+            .margin_bottom(6)
+            .x_label_area_size(if rotate_x { 150 } else { 40 })
+            .y_label_area_size(62)
+            .build_cartesian_2d(x, y)
+            .map_err(failed)?;
+        chart
+            .plotting_area()
+            .fill(&RGBColor(0xfb, 0xfb, 0xfb))
+            .map_err(failed)?;
+        self.draw_shade(&mut chart)?;
+        self.draw_mesh(&mut chart, rotate_x)?;
+        for hl in hlines {
+            draw_hline(&mut chart, hl)?;
         }
         for l in &self.lines {
-            let color = PALETTE[l.color % PALETTE.len()];
-            let pts: Vec<(f64, f64)> = l
-                .points
-                .iter()
-                .filter(|(x, y)| {
-                    x.is_finite()
-                        && y.is_finite()
-                        && (self.y.scale == Scale::Linear || *y > 0.0)
-                        && (self.x.scale == Scale::Linear || *x > 0.0)
-                })
-                .map(|(x, y)| (px(*x), py(*y)))
-                .collect();
-            if l.connect && pts.len() > 1 {
-                let d: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-                let _ = write!(
-                    s,
-                    r#"<polyline class="series" fill="none" stroke="{color}" stroke-width="2"{} points="{}"/>"#,
-                    if l.dashed {
-                        r#" stroke-dasharray="5 4""#
-                    } else {
-                        ""
-                    },
-                    d.join(" ")
-                );
-            }
-            if pts.len() <= 120 {
-                for (x, y) in &pts {
-                    let _ = write!(
-                        s,
-                        r#"<circle cx="{x:.1}" cy="{y:.1}" r="{}" fill="{}" stroke="{color}" stroke-width="1.5"/>"#,
-                        if l.dashed { 2.5 } else { 3.5 },
-                        if l.dashed { "white" } else { color }
-                    );
-                }
-            }
+            draw_line(&mut chart, l)?;
         }
-        s.push_str("</g>");
         for n in &self.notes {
-            let (x, y) = (px(n.x), py(n.y));
-            let anchor = if x > left + pw * 0.6 { "end" } else { "start" };
-            let tx = if anchor == "end" { x - 8.0 } else { x + 8.0 };
-            let ty = (y - 10.0).max(top + 12.0);
-            let _ = write!(
-                s,
-                r##"<circle cx="{x:.1}" cy="{y:.1}" r="6" fill="none" stroke="#222" stroke-width="1.5"/><text x="{tx:.1}" y="{ty:.1}" text-anchor="{anchor}" font-weight="bold" stroke="white" stroke-width="4" stroke-linejoin="round">{t}</text><text class="note" x="{tx:.1}" y="{ty:.1}" text-anchor="{anchor}" font-weight="bold" fill="#222">{t}</text>"##,
-                t = esc(&n.text)
-            );
+            draw_note(&mut chart, n)?;
         }
-        if legend {
-            let lx = right + 14.0;
-            let shown: Vec<&Line> = self.lines.iter().filter(|l| !l.label.is_empty()).collect();
-            for (i, l) in shown.iter().enumerate().take(24) {
-                let ly = top + 8.0 + i as f64 * 18.0;
-                let color = PALETTE[l.color % PALETTE.len()];
-                let _ = write!(
-                    s,
-                    r##"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="2.5"{}/><text x="{:.1}" y="{:.1}" font-size="11" fill="#222">{}</text>"##,
-                    lx + 22.0,
-                    if l.dashed {
-                        r#" stroke-dasharray="5 4""#
-                    } else {
-                        ""
-                    },
-                    lx + 28.0,
-                    ly + 4.0,
-                    esc(&trunc(&l.label, 26))
-                );
-            }
-            if shown.len() > 24 {
-                let _ = write!(
-                    s,
-                    r##"<text x="{lx:.1}" y="{:.1}" font-size="11" fill="#555">… {} more</text>"##,
-                    top + 8.0 + 24.0 * 18.0,
-                    shown.len() - 24
-                );
-            }
+        Ok(())
+    }
+
+    /// The shaded x range (the ramp) with its label in the top left corner.
+    fn draw_shade(&self, chart: &mut Plot) -> DrawResult {
+        let Some((a, b, label)) = &self.shade else {
+            return Ok(());
+        };
+        let (x, y) = (chart.x_range(), chart.y_range());
+        let a = tf(self.x.scale, *a).max(x.start);
+        let b = tf(self.x.scale, *b).min(x.end);
+        if b <= a {
+            return Ok(());
         }
+        let band = Rectangle::new([(a, y.start), (b, y.end)], SHADE.filled());
+        chart.draw_series([band]).map_err(failed)?;
+        let text = Text::new(label.clone(), (4, 6), font(11.0, MUTED));
+        chart
+            .draw_series([EmptyElement::at((a, y.end)) + text])
+            .map_err(failed)?;
+        Ok(())
+    }
+
+    /// Grid, axes, tick labels and axis titles. Long category names are
+    /// written downwards under their tick here, not by the mesh (which
+    /// centres them on the tick).
+    fn draw_mesh(&self, chart: &mut Plot, rotate_x: bool) -> DrawResult {
+        let x_axis = &chart.as_coord_spec().x_spec().clone();
+        let y_axis = &chart.as_coord_spec().y_spec().clone();
+        let x_label = |v: &f64| match &self.categories {
+            Some(_) if rotate_x => String::new(),
+            Some(c) => c
+                .get(v.round().max(0.0) as usize)
+                .map(|s| trunc(s, 22))
+                .unwrap_or_default(),
+            None => (self.x.format)(x_axis.tick_at(*v)),
+        };
+        let y_label = |v: &f64| (self.y.format)(y_axis.tick_at(*v));
+        chart
+            .configure_mesh()
+            .x_desc(self.x.title.clone())
+            .y_desc(self.y.title.clone())
+            .x_label_formatter(&x_label)
+            .y_label_formatter(&y_label)
+            .label_style(font(12.0, INK))
+            .axis_desc_style(font(12.0, INK))
+            .bold_line_style(GRID)
+            .light_line_style(TRANSPARENT)
+            .axis_style(FRAME)
+            .draw()
+            .map_err(failed)?;
+        let Some(c) = self.categories.as_ref().filter(|_| rotate_x) else {
+            return Ok(());
+        };
+        let bottom = chart.y_range().start;
+        let style = font(11.0, INK)
+            .transform(FontTransform::Rotate90)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        chart
+            .draw_series(c.iter().enumerate().map(|(i, name)| {
+                EmptyElement::at((i as f64, bottom))
+                    + Text::new(trunc(name, 22), (0, 8), style.clone())
+            }))
+            .map_err(failed)?;
+        Ok(())
     }
 }
 
-/// Opens an SVG document with a white background.
-pub fn svg_open(w: f64, h: f64, title: &str) -> String {
-    format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="{FONT}" font-size="12"><title>{}</title><rect width="{w}" height="{h}" fill="white"/>"#,
-        esc(title)
-    )
+/// A legend entry per labelled line (a stroke in its colour and dash, and
+/// the label), at most 24 of them.
+fn draw_legend(key: &Area, legend: &[&Line], top: i32) -> DrawResult {
+    for (i, l) in legend.iter().enumerate().take(24) {
+        let y = top + 8 + i as i32 * 18;
+        let style = PALETTE[l.color % PALETTE.len()].stroke_width(3);
+        let stroke = vec![(0, y), (22, y)];
+        if l.dashed {
+            key.draw(&DashedPathElement::new(stroke, 5, 4, style))
+        } else {
+            key.draw(&PathElement::new(stroke, style))
+        }
+        .map_err(failed)?;
+        let label_style = font(11.0, INK).pos(Pos::new(HPos::Left, VPos::Center));
+        key.draw(&Text::new(trunc(&l.label, 26), (28, y), label_style))
+            .map_err(failed)?;
+    }
+    if legend.len() > 24 {
+        let more = format!("… {} more", legend.len() - 24);
+        key.draw(&Text::new(more, (0, top + 8 + 24 * 18), font(11.0, MUTED)))
+            .map_err(failed)?;
+    }
+    Ok(())
+}
+
+/// A dashed horizontal reference line across the plot, labelled at its right end.
+fn draw_hline(chart: &mut Plot, hl: &HLine) -> DrawResult {
+    let x = chart.x_range();
+    let y = tf(chart.as_coord_spec().y_spec().scale, hl.y);
+    let line = DashedLineSeries::new([(x.start, y), (x.end, y)], 6, 4, SLO.stroke_width(1));
+    chart.draw_series(line).map_err(failed)?;
+    let style = font(11.0, SLO).pos(Pos::new(HPos::Right, VPos::Bottom));
+    chart
+        .draw_series([Text::new(hl.label.clone(), (x.end, y), style)])
+        .map_err(failed)?;
+    Ok(())
+}
+
+/// A line: the stroke (solid or dashed) and, up to 120 points, its markers
+/// (filled for solid lines, hollow for dashed ones).
+fn draw_line(chart: &mut Plot, l: &Line) -> DrawResult {
+    let (xs, ys) = (
+        chart.as_coord_spec().x_spec().scale,
+        chart.as_coord_spec().y_spec().scale,
+    );
+    let color = PALETTE[l.color % PALETTE.len()];
+    let pts: Vec<(f64, f64)> = l
+        .points
+        .iter()
+        .filter(|(x, y)| {
+            x.is_finite()
+                && y.is_finite()
+                && (ys == Scale::Linear || *y > 0.0)
+                && (xs == Scale::Linear || *x > 0.0)
+        })
+        .map(|(x, y)| (tf(xs, *x), tf(ys, *y)))
+        .collect();
+    if l.connect && pts.len() > 1 {
+        let style = color.stroke_width(2);
+        if l.dashed {
+            chart.draw_series(DashedLineSeries::new(pts.clone(), 5, 4, style))
+        } else {
+            chart.draw_series(LineSeries::new(pts.clone(), style))
+        }
+        .map_err(failed)?;
+    }
+    if pts.len() > 120 {
+        return Ok(());
+    }
+    let (r, fill) = if l.dashed { (3, WHITE) } else { (4, color) };
+    chart
+        .draw_series(pts.iter().map(|p| {
+            EmptyElement::at(*p)
+                + Circle::new((0, 0), r, fill.filled())
+                + Circle::new((0, 0), r, color.stroke_width(if l.dashed { 2 } else { 1 }))
+        }))
+        .map_err(failed)?;
+    Ok(())
+}
+
+/// A ringed point with bold text beside it, on the side with more room.
+fn draw_note(chart: &mut Plot, n: &Annotation) -> DrawResult {
+    let spec = chart.as_coord_spec();
+    let (x, y) = (spec.x_spec(), spec.y_spec());
+    let p = (tf(x.scale, n.x), tf(y.scale, n.y));
+    let (dx, h) = if p.0 > x.lo + (x.hi - x.lo) * 0.6 {
+        (-8, HPos::Right)
+    } else {
+        (8, HPos::Left)
+    };
+    let style = bold(12.0, INK).pos(Pos::new(h, VPos::Bottom));
+    chart
+        .draw_series([EmptyElement::at(p)
+            + Circle::new((0, 0), 6, INK.stroke_width(2))
+            + Text::new(n.text.clone(), (dx, -10), style)])
+        .map_err(failed)?;
+    Ok(())
+}
+
+/// An SVG document of `w` × `h` pixels holding `panels` stacked from the top,
+/// each with its share of the height. The root element has `class="chart"`
+/// and a `<title>` (the report page finds its charts by them).
+pub fn document(w: u32, h: u32, title: &str, panels: &[(&Chart, f64)]) -> String {
+    let mut s = String::new();
+    {
+        let root = SVGBackend::with_string(&mut s, (w, h)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let mut y = 0u32;
+        for (chart, share) in panels {
+            let ph = ((h as f64 * share).round() as u32).min(h - y);
+            let area = root.clone().shrink((0, y), (w, ph));
+            if let Err(e) = chart.draw(&area) {
+                let _ = area.draw(&Text::new(
+                    format!("chart could not be drawn: {e}"),
+                    (12, 12),
+                    font(12.0, SLO),
+                ));
+            }
+            y += ph;
+        }
+        let _ = root.present();
+    }
+    if let Some(end) = s.find('>') {
+        s.insert_str(end + 1, &format!("<title>{}</title>", esc(title)));
+        s.insert_str("<svg".len(), " class=\"chart\"");
+    }
+    if !s.ends_with('\n') {
+        s.push('\n');
+    }
+    s
 }
 
 #[cfg(test)]
@@ -528,7 +651,6 @@ mod tests {
     #[test]
     fn charts_are_well_formed_svg() {
         let mut c = Chart::new(
-            "t",
             "A & B",
             Axis {
                 title: "x".into(),
@@ -557,7 +679,7 @@ mod tests {
             y: 22.0,
             label: "SLO".into(),
         });
-        let svg = c.to_svg(800.0, 450.0);
+        let svg = c.to_svg(800, 450);
         assert!(svg.starts_with("<svg"));
         assert!(svg.ends_with("</svg>\n"));
         assert!(svg.contains("A &amp; B"));
