@@ -8,7 +8,6 @@ use clap::{Args, CommandFactory};
 use iolens_core::sweep::{PointStatus, SweepStatus};
 use iolens_report::fmt;
 use iolens_sweep::{hms, shell_words, PointDone, Progress, Start, SweepOptions, Tick};
-use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 /// `iolens sweep`.
@@ -31,26 +30,24 @@ pub struct SweepArgs {
     pub quiet: bool,
 }
 
-/// Progress on stderr: one line per point, and a bar on a terminal.
+/// Progress on stderr: one line per point, and a bar with the point that
+/// runs on a terminal.
 struct Lines {
     quiet: bool,
-    tty: bool,
+    bar: crate::output::Progress,
 }
 
 impl Lines {
     fn say(&self, line: &str) {
         if !self.quiet {
-            let mut e = std::io::stderr();
-            if self.tty {
-                let _ = write!(e, "\r\x1b[2K");
-            }
-            let _ = writeln!(e, "{line}");
+            self.bar.println(line);
         }
     }
 }
 
 impl Progress for Lines {
     fn started(&mut self, s: &Start<'_>) {
+        self.bar.set_total(s.plan.points.len() as u64);
         self.say(&format!(
             "sweep '{}': {} points of `iolens {}` → {}{}",
             s.plan.name,
@@ -66,25 +63,15 @@ impl Progress for Lines {
     }
 
     fn tick(&mut self, t: &Tick<'_>) {
-        if !self.tty {
-            return;
-        }
         let eta = t.eta_s.map_or("?".into(), hms);
-        let frac = t.done_before as f64 / t.total as f64;
-        let w = 20usize;
-        let filled = (frac * w as f64).round() as usize;
-        let mut e = std::io::stderr();
-        let _ = write!(
-            e,
-            "\r\x1b[2K[{}{}] {}/{} {}  {}  ETA {eta}",
-            "#".repeat(filled),
-            ".".repeat(w - filled),
+        self.bar.set_total(t.total as u64);
+        self.bar.set_position(t.done_before as u64);
+        self.bar.line(&format!(
+            "{}/{} {}  planned ETA {eta}",
             t.index + 1,
             t.total,
-            t.dir,
-            hms(t.elapsed_s)
-        );
-        let _ = e.flush();
+            t.dir
+        ));
     }
 
     fn point_done(&mut self, d: &PointDone<'_>) {
@@ -154,9 +141,11 @@ pub fn run(a: SweepArgs) -> Result<u8> {
     }
     let mut lines = Lines {
         quiet: a.quiet,
-        tty: std::io::stderr().is_terminal() && !a.quiet,
+        bar: crate::output::Progress::counted(crate::output::progress_shown(a.quiet), 0),
     };
-    let o = iolens_sweep::run(&opts, &mut lines)?;
+    let o = iolens_sweep::run(&opts, &mut lines);
+    lines.bar.clear();
+    let o = o?;
     lines.say(&format!(
         "sweep '{}' {}: {} ok, {} failed, {} not run, of {} points in {} → {}",
         o.name,

@@ -88,15 +88,23 @@ impl Progress {
     }
 
     /// Advances the bar by `n`.
-    #[allow(dead_code)] // the counted shape of loads and sweeps
+    #[allow(dead_code)] // the counted shape of loads
     pub fn inc(&self, n: u64) {
         self.bar.inc(n);
     }
 
     /// Changes the total (when it becomes known or grows).
-    #[allow(dead_code)] // the counted shape of loads and sweeps
     pub fn set_total(&self, total: u64) {
         self.bar.set_length(total);
+    }
+
+    /// Prints a line above the display (plainly when it is hidden).
+    pub fn println(&self, text: &str) {
+        if self.bar.is_hidden() || self.bar.is_finished() {
+            eprintln!("{text}");
+        } else {
+            self.bar.println(text);
+        }
     }
 
     /// Removes the display from the terminal.
