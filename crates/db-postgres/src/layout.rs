@@ -4,9 +4,10 @@
 //! table. The layout is recorded in `iolens.layout` so that setup is
 //! idempotent and a run knows what it works on.
 
-use crate::error::{pg_message, DbError};
+use crate::error::{self, pg_message};
 use crate::pg::{connect, schema_name, FILLERS};
-use crate::workload::{Permutation, BLOCK};
+use iolens_db::workload::{Permutation, BLOCK};
+use iolens_db::DbError;
 use postgres::Client;
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -17,20 +18,7 @@ use std::sync::Mutex;
 /// Rows inserted per statement while loading.
 const CHUNK: u64 = 2048;
 
-/// What `setup` should build.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct LayoutSpec {
-    pub schemas: u32,
-    /// Rows = blocks per schema.
-    pub scale: u64,
-    /// Rows = blocks of each scan table.
-    pub scan_blocks: u64,
-    /// Loader connections.
-    pub load_parallel: u32,
-    /// Replace a different (or the same) layout.
-    pub reload: bool,
-    pub seed: u64,
-}
+pub use iolens_db::LayoutSpec;
 
 /// One schema as recorded in `iolens.layout`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -73,14 +61,14 @@ pub struct LayoutReport {
 }
 
 fn sql(c: &mut Client, what: &str, q: &str) -> Result<(), DbError> {
-    c.batch_execute(q).map_err(|e| DbError::sql(what, &e))
+    c.batch_execute(q).map_err(|e| error::sql(what, &e))
 }
 
 /// The layout recorded in the database (empty when none).
 pub fn recorded(c: &mut Client) -> Result<Vec<Recorded>, DbError> {
     let exists: bool = c
         .query_one("SELECT to_regclass('iolens.layout') IS NOT NULL", &[])
-        .map_err(|e| DbError::sql("looking for the iolens layout", &e))?
+        .map_err(|e| error::sql("looking for the iolens layout", &e))?
         .get(0);
     if !exists {
         return Ok(Vec::new());
@@ -90,7 +78,7 @@ pub fn recorded(c: &mut Client) -> Result<Vec<Recorded>, DbError> {
             "SELECT schema_no, scale, scan_blocks, loaded FROM iolens.layout ORDER BY schema_no",
             &[],
         )
-        .map_err(|e| DbError::sql("reading the iolens layout", &e))?;
+        .map_err(|e| error::sql("reading the iolens layout", &e))?;
     Ok(rows
         .iter()
         .map(|r| Recorded {
@@ -375,7 +363,7 @@ pub fn check(c: &mut Client, n: u32) -> Result<Vec<SchemaLayout>, DbError> {
         let s = schema_name(k);
         let q = |c: &mut Client, sql: &str| {
             c.query_one(sql, &[])
-                .map_err(|e| DbError::sql("checking the layout", &e))
+                .map_err(|e| error::sql("checking the layout", &e))
         };
         let r = q(
             c,

@@ -1,0 +1,177 @@
+//! `iolens db setup | run | teardown`: the SLOB method on PostgreSQL or
+//! embedded SQLite. The work is done by `iolens_db::command` on the
+//! database the options name; this module parses, shows progress and prints.
+
+mod args;
+
+pub use args::DbArgs;
+use args::{DbCommand, DbKind, DbRunArgs, ServerArgs, SetupArgs, TeardownArgs};
+
+use crate::errors::UsageError;
+use crate::output::Progress;
+use anyhow::Result;
+use iolens_core::interrupt::STOP;
+use iolens_db::command::{self, RunObserver, RunReport};
+use iolens_db::run::SecondRow;
+use iolens_db::timeseries::progress_line;
+use iolens_db::{Capabilities, DbError, SetupReport, BLOCK};
+use iolens_db_postgres::PgDatabase;
+use iolens_db_sqlite::SqliteDatabase;
+use std::io::{IsTerminal, Write};
+use std::time::Instant;
+
+pub fn run(a: DbArgs) -> Result<u8> {
+    match a.command {
+        DbCommand::Setup(s) => setup(s),
+        DbCommand::Run(r) => run_db(r),
+        DbCommand::Teardown(t) => teardown(t),
+    }
+}
+
+/// Library errors the user can fix become usage errors (exit 2).
+fn db<T>(r: Result<T, DbError>) -> Result<T> {
+    r.map_err(|e| match e {
+        DbError::Result(r) => anyhow::Error::new(r),
+        e if e.is_usage() => UsageError(e.to_string()).into(),
+        e => anyhow::Error::new(e),
+    })
+}
+
+fn setup(a: SetupArgs) -> Result<u8> {
+    a.server.check_kind()?;
+    let spec = a.layout();
+    let bar = LoadBar::new(!a.quiet && !a.json && std::io::stderr().is_terminal());
+    let show = |done: u64, total: u64| bar.show(done, total);
+    let report = match a.server.db {
+        DbKind::Postgres => {
+            let o = a.server.postgres();
+            let open = || PgDatabase::open(&o, a.load_parallel + 10, true);
+            command::setup(open, &spec, &STOP, &show)
+        }
+        DbKind::Sqlite => {
+            let o = a.server.sqlite();
+            command::setup(|| SqliteDatabase::open(&o), &spec, &STOP, &show)
+        }
+    };
+    bar.line("");
+    let SetupReport {
+        interrupted,
+        json,
+        text,
+        failure,
+    } = db(report)?;
+    if interrupted {
+        eprintln!(
+            "iolens: setup interrupted; the next `iolens db setup` reloads the incomplete schemas"
+        );
+        return Ok(130);
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        print!("{text}");
+    }
+    match failure {
+        Some(f) => Err(anyhow::anyhow!(f)),
+        None => Ok(0),
+    }
+}
+
+/// The loading bar of `db setup` (on a terminal only).
+struct LoadBar {
+    on: bool,
+    t0: Instant,
+}
+
+impl LoadBar {
+    fn new(on: bool) -> LoadBar {
+        LoadBar {
+            on,
+            t0: Instant::now(),
+        }
+    }
+
+    fn line(&self, text: &str) {
+        if self.on {
+            let mut e = std::io::stderr();
+            let _ = write!(e, "\r\x1b[2K{text}");
+            let _ = e.flush();
+        }
+    }
+
+    fn show(&self, done: u64, total: u64) {
+        let pct = if total == 0 {
+            100.0
+        } else {
+            100.0 * done as f64 / total as f64
+        };
+        let width = 30usize;
+        let filled = ((pct / 100.0) * width as f64) as usize;
+        let rate = done as f64 * BLOCK as f64 / 1e6 / self.t0.elapsed().as_secs_f64().max(1e-3);
+        self.line(&format!(
+            "loading [{}{}] {pct:5.1} % {done}/{total} rows, {rate:.1} MB/s",
+            "#".repeat(filled),
+            ".".repeat(width - filled)
+        ));
+    }
+}
+
+/// The live progress line of `db run`.
+struct RunProgress(Progress);
+
+impl RunObserver for RunProgress {
+    fn second(&mut self, row: &SecondRow, total_s: f64) {
+        self.0.line(&progress_line(row, total_s));
+    }
+
+    fn ended(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// Refuses options of a database server that the chosen database has no use for.
+fn refuse_server_options(s: &ServerArgs, caps: Capabilities) -> Result<(), DbError> {
+    if (s.dsn.is_some() && !caps.existing_server)
+        || (s.os_cache_limit.is_some() && !caps.os_cache_limit)
+        || (s.direct_io && !caps.direct_io_option)
+    {
+        return Err(DbError::usage("--dsn, --os-cache-limit and --direct-io are for PostgreSQL; SQLite reads its files with direct I/O already"));
+    }
+    Ok(())
+}
+
+fn run_db(a: DbRunArgs) -> Result<u8> {
+    a.server.check_kind()?;
+    let opts = a.options();
+    let mut progress = RunProgress(Progress::new(&a.out));
+    let report: Result<RunReport, DbError> = match a.server.db {
+        DbKind::Postgres => {
+            let o = a.server.postgres();
+            let open =
+                |w: &command::WorkloadOptions| PgDatabase::open(&o, w.max_sessions() + 10, false);
+            command::run(open, &opts, &STOP, &mut progress)
+        }
+        DbKind::Sqlite => {
+            let o = a.server.sqlite();
+            let open = |_: &command::WorkloadOptions| {
+                refuse_server_options(&a.server, iolens_db_sqlite::database::CAPABILITIES)?;
+                SqliteDatabase::open(&o)
+            };
+            command::run(open, &opts, &STOP, &mut progress)
+        }
+    };
+    let report = db(report)?;
+    if a.out.json {
+        println!("{}", serde_json::to_string_pretty(&report.doc)?);
+    } else {
+        print!("{}", report.text);
+        println!("result: {}", report.dir.display());
+    }
+    Ok(report.exit_code() as u8)
+}
+
+fn teardown(a: TeardownArgs) -> Result<u8> {
+    db(iolens_db_postgres::database::teardown(&a.pg_dir))?;
+    println!("removed the iolens cluster in {}", a.pg_dir.display());
+    Ok(0)
+}
