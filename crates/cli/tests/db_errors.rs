@@ -28,8 +28,17 @@ fn sqlite_path_that_cannot_be_created_exits_2() {
     let under_file = file.join("sq");
     let setup = |path: &str| {
         [
-            "db", "setup", "--db", "sqlite", "--path", path, "--scale", "16", "--scan-scale",
-            "1", "--quiet",
+            "db",
+            "setup",
+            "--db",
+            "sqlite",
+            "--path",
+            path,
+            "--scale",
+            "16",
+            "--scan-scale",
+            "1",
+            "--quiet",
         ]
         .map(String::from)
     };
