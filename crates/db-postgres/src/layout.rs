@@ -153,63 +153,15 @@ pub fn setup(
     };
     if !todo.is_empty() {
         // Checked before anything is dropped: a refused reload loses nothing.
-        if let Some(dir) = data_dir {
-            let need = bytes_needed(todo.len() as u64, spec.scale, spec.scan_blocks);
-            if let Some(free) = free_bytes(dir) {
-                if free < need {
-                    return Err(DbError::usage(format!(
-                        "not enough disk for the layout: {} schemas x {} blocks need about {} MiB \
-                         under {}, {} MiB are free; use a smaller --scale or fewer --schemas",
-                        todo.len(),
-                        spec.scale,
-                        need >> 20,
-                        dir.display(),
-                        free >> 20
-                    )));
-                }
-            }
-        }
+        check_space(data_dir, spec, todo.len())?;
         if replace {
-            for r in &have {
-                sql(
-                    &mut c,
-                    "dropping the old layout",
-                    &format!("DROP SCHEMA IF EXISTS {} CASCADE", schema_name(r.schema)),
-                )?;
-            }
-            sql(
-                &mut c,
-                "dropping the old layout",
-                "DELETE FROM iolens.layout",
-            )?;
+            drop_layout(&mut c, &have)?;
         }
-        for &n in &todo {
-            let s = schema_name(n);
-            let cols: Vec<String> = FILLERS.iter().map(|f| format!("{f} text")).collect();
-            sql(
-                &mut c,
-                "creating the schema tables",
-                &format!(
-                    "DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s}; \
-                     CREATE TABLE {s}.cf1 (custid int8 NOT NULL, {cols}) \
-                       WITH (fillfactor = 10, autovacuum_enabled = false); \
-                     CREATE TABLE {s}.cf2 (custid int8 NOT NULL, {cols}) \
-                       WITH (fillfactor = 10, autovacuum_enabled = false); \
-                     DELETE FROM iolens.layout WHERE schema_no = {n}; \
-                     INSERT INTO iolens.layout (schema_no, scale, scan_blocks) VALUES ({n}, {}, {})",
-                    spec.scale,
-                    spec.scan_blocks,
-                    cols = cols.join(", ")
-                ),
-            )?;
-        }
+        create_tables(&mut c, spec, &todo)?;
         load(config, spec, &todo, stop, progress)?;
-        if stop.load(Ordering::Relaxed) {
-            report.interrupted = true;
-            report.load_s = started.elapsed().as_secs_f64();
-            return Ok(report);
+        if !stop.load(Ordering::Relaxed) {
+            finish(config, spec, &todo, stop)?;
         }
-        finish(config, spec, &todo, stop)?;
         if stop.load(Ordering::Relaxed) {
             report.interrupted = true;
             report.load_s = started.elapsed().as_secs_f64();
@@ -223,6 +175,63 @@ pub fn setup(
     report.load_s = started.elapsed().as_secs_f64();
     report.schemas = check(&mut c, spec.schemas)?;
     Ok(report)
+}
+
+/// Refuses a load of `schemas` schemas that would not fit under `data_dir`.
+fn check_space(data_dir: Option<&Path>, spec: &LayoutSpec, schemas: usize) -> Result<(), DbError> {
+    let Some(dir) = data_dir else {
+        return Ok(());
+    };
+    let need = bytes_needed(schemas as u64, spec.scale, spec.scan_blocks);
+    match free_bytes(dir) {
+        Some(free) if free < need => Err(DbError::usage(format!(
+            "not enough disk for the layout: {} schemas x {} blocks need about {} MiB \
+             under {}, {} MiB are free; use a smaller --scale or fewer --schemas",
+            schemas,
+            spec.scale,
+            need >> 20,
+            dir.display(),
+            free >> 20
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Drops every schema of the layout `have`.
+fn drop_layout(c: &mut Client, have: &[Recorded]) -> Result<(), DbError> {
+    for r in have {
+        sql(
+            c,
+            "dropping the old layout",
+            &format!("DROP SCHEMA IF EXISTS {} CASCADE", schema_name(r.schema)),
+        )?;
+    }
+    sql(c, "dropping the old layout", "DELETE FROM iolens.layout")
+}
+
+/// Creates the (empty) tables of the schemas `todo`, recorded as not loaded.
+fn create_tables(c: &mut Client, spec: &LayoutSpec, todo: &[u32]) -> Result<(), DbError> {
+    let cols: Vec<String> = FILLERS.iter().map(|f| format!("{f} text")).collect();
+    for &n in todo {
+        let s = schema_name(n);
+        sql(
+            c,
+            "creating the schema tables",
+            &format!(
+                "DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s}; \
+                 CREATE TABLE {s}.cf1 (custid int8 NOT NULL, {cols}) \
+                   WITH (fillfactor = 10, autovacuum_enabled = false); \
+                 CREATE TABLE {s}.cf2 (custid int8 NOT NULL, {cols}) \
+                   WITH (fillfactor = 10, autovacuum_enabled = false); \
+                 DELETE FROM iolens.layout WHERE schema_no = {n}; \
+                 INSERT INTO iolens.layout (schema_no, scale, scan_blocks) VALUES ({n}, {}, {})",
+                spec.scale,
+                spec.scan_blocks,
+                cols = cols.join(", ")
+            ),
+        )?;
+    }
+    Ok(())
 }
 
 fn filler_exprs() -> String {
