@@ -320,9 +320,9 @@ impl PgMonitor {
     }
 }
 
-impl Monitor for PgMonitor {
-    fn stats(&mut self) -> Result<DbStats, DbError> {
-        let mut s = DbStats::default();
+impl PgMonitor {
+    /// pg_stat_database: buffer accesses, reads, their time, transactions.
+    fn database_stats(&mut self, s: &mut DbStats) -> Result<(), DbError> {
         let rows = self.q(
             "SELECT (blks_hit + blks_read)::int8, blks_read::int8, blk_read_time::float8, \
              blk_write_time::float8, xact_commit::int8, xact_rollback::int8 \
@@ -336,6 +336,11 @@ impl Monitor for PgMonitor {
             s.commits = u(r.get(4));
             s.rollbacks = u(r.get(5));
         }
+        Ok(())
+    }
+
+    /// pg_stat_wal (14+), and pg_stat_io for the WAL writes and syncs (18+).
+    fn wal_stats(&mut self, s: &mut DbStats) -> Result<(), DbError> {
         let m = self.major;
         if (14..18).contains(&m) {
             let r = &self.q(
@@ -365,6 +370,12 @@ impl Monitor for PgMonitor {
             s.wal_write_time_ms = Some(r.get(2));
             s.wal_sync_time_ms = Some(r.get(3));
         }
+        Ok(())
+    }
+
+    /// pg_stat_bgwriter, and pg_stat_checkpointer (17+).
+    fn checkpoint_stats(&mut self, s: &mut DbStats) -> Result<(), DbError> {
+        let m = self.major;
         if m <= 16 {
             let r = &self.q(
                 "SELECT (checkpoints_timed + checkpoints_req)::int8, buffers_checkpoint::int8, \
@@ -390,6 +401,12 @@ impl Monitor for PgMonitor {
             let r = &self.q("SELECT buffers_clean::int8 FROM pg_stat_bgwriter")?[0];
             s.bgwriter_writes = Some(u(r.get(0)));
         }
+        Ok(())
+    }
+
+    /// pg_stat_io by process kind (16+); the data blocks written by all processes.
+    fn io_stats(&mut self, s: &mut DbStats) -> Result<(), DbError> {
+        let m = self.major;
         if m >= 16 {
             let rows = self.q(
                 "SELECT backend_type, coalesce(sum(reads),0)::int8, coalesce(sum(read_time),0)::float8, \
@@ -430,6 +447,17 @@ impl Monitor for PgMonitor {
                 _ => None,
             };
         }
+        Ok(())
+    }
+}
+
+impl Monitor for PgMonitor {
+    fn stats(&mut self) -> Result<DbStats, DbError> {
+        let mut s = DbStats::default();
+        self.database_stats(&mut s)?;
+        self.wal_stats(&mut s)?;
+        self.checkpoint_stats(&mut s)?;
+        self.io_stats(&mut s)?;
         Ok(s)
     }
 
