@@ -374,3 +374,169 @@ fn outcome_warnings(
     }
     warnings
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{DbStats, Monitor, Session};
+    use crate::database::{Capabilities, Check, Description, Layout};
+    use crate::pagecache::Evicted;
+    use std::sync::atomic::AtomicU64;
+    use std::sync::Arc;
+
+    /// A database that only counts: the smallest implementation of the trait.
+    struct Counting {
+        reads: Arc<AtomicU64>,
+    }
+
+    struct CountingSession(Arc<AtomicU64>);
+
+    impl Session for CountingSession {
+        fn id(&self) -> i64 {
+            1
+        }
+        fn prepare(&mut self, _: u32) -> Result<(), DbError> {
+            Ok(())
+        }
+        fn select(&mut self, _: u32, lo: u64, hi: u64) -> Result<u64, DbError> {
+            self.0.fetch_add(hi - lo + 1, Ordering::Relaxed);
+            Ok(hi - lo + 1)
+        }
+        fn update(&mut self, _: u32, lo: u64, hi: u64) -> Result<u64, DbError> {
+            Ok(hi - lo + 1)
+        }
+        fn scan(&mut self, _: u32) -> Result<u64, DbError> {
+            Ok(0)
+        }
+        fn flush_stats(&mut self) -> Result<(), DbError> {
+            Ok(())
+        }
+    }
+
+    struct CountingMonitor(Arc<AtomicU64>);
+
+    impl Monitor for CountingMonitor {
+        fn stats(&mut self) -> Result<DbStats, DbError> {
+            let n = self.0.load(Ordering::Relaxed);
+            Ok(DbStats {
+                logical_reads: n,
+                physical_reads: n,
+                ..Default::default()
+            })
+        }
+        fn sample_waits(&mut self, s: &[i64]) -> Result<Vec<(String, u32)>, DbError> {
+            Ok(vec![("CPU".into(), s.len() as u32)])
+        }
+    }
+
+    impl Backend for Counting {
+        type Session = CountingSession;
+        fn connect(&self) -> Result<CountingSession, DbError> {
+            Ok(CountingSession(self.reads.clone()))
+        }
+        fn monitor(&self) -> Result<Box<dyn Monitor>, DbError> {
+            Ok(Box::new(CountingMonitor(self.reads.clone())))
+        }
+    }
+
+    impl Database for Counting {
+        type Backend = Counting;
+        fn capabilities(&self) -> Capabilities {
+            Capabilities {
+                name: "counting",
+                existing_server: false,
+                os_cache_limit: false,
+                direct_io_option: false,
+            }
+        }
+        fn setup(
+            &mut self,
+            _: &LayoutSpec,
+            _: &AtomicBool,
+            _: &(dyn Fn(u64, u64) + Sync),
+        ) -> Result<SetupReport, DbError> {
+            unimplemented!()
+        }
+        fn layout(&mut self) -> Result<Layout, DbError> {
+            Ok(Layout {
+                schemas: 2,
+                scale: 1000,
+            })
+        }
+        fn check(&mut self, _: &WorkloadSpec) -> Result<Check, DbError> {
+            Ok(Check::default())
+        }
+        fn evict(&mut self) -> Option<Evicted> {
+            None
+        }
+        fn describe(&mut self, _: &WorkloadSpec) -> Result<Description, DbError> {
+            Ok(Description::default())
+        }
+        fn backend(&self, _: &WorkloadSpec) -> Result<Counting, DbError> {
+            Ok(Counting {
+                reads: self.reads.clone(),
+            })
+        }
+        fn probes(&self) -> Probes {
+            Probes::this_process(None)
+        }
+    }
+
+    fn options(dir: &std::path::Path) -> RunOptions {
+        RunOptions {
+            workload: WorkloadOptions {
+                sessions: None,
+                threads_per_schema: Some(2),
+                schemas: None,
+                update_pct: 0,
+                scan_pct: 0,
+                work_unit: 8,
+                update_work_unit: 8,
+                redo_stress: RedoStress::Lite,
+                hotspot: None,
+                hot_schema_every: None,
+                think: None,
+                runtime: Duration::from_secs(10),
+                work_loop: Some(50),
+                warmup: Duration::ZERO,
+                seed: 1,
+            },
+            evict: false,
+            name: "t".into(),
+            output: Some(dir.join("r")),
+            results_root: dir.to_path_buf(),
+        }
+    }
+
+    #[test]
+    fn any_database_runs_through_the_library_entry_point() {
+        let d = tempfile::tempdir().unwrap();
+        let open = |_: &WorkloadOptions| {
+            Ok(Counting {
+                reads: Arc::default(),
+            })
+        };
+        let stop = AtomicBool::new(false);
+        let r = run(open, &options(d.path()), &stop, &mut ()).unwrap();
+        assert_eq!(r.exit_code(), 0, "{}", r.text);
+        assert_eq!(r.doc.status, Status::Ok);
+        assert_eq!(r.doc.summary["sessions"], 4);
+        assert_eq!(r.doc.summary["ops"]["select"]["ops"], 200);
+        assert_eq!(r.doc.summary["db"]["physical_reads"], 200 * 8);
+        for f in ["result.json", "summary.txt", "timeseries.csv", "ash.csv"] {
+            assert!(r.dir.join(f).is_file(), "{f}");
+        }
+    }
+
+    #[test]
+    fn workload_options_are_checked_against_the_layout() {
+        let d = tempfile::tempdir().unwrap();
+        let mut o = options(d.path()).workload;
+        assert_eq!(o.resolve(3, 100).unwrap().sessions, 6);
+        assert_eq!(o.max_sessions(), 2);
+        o.schemas = Some(4);
+        assert!(o.resolve(3, 100).unwrap_err().is_usage());
+        o.update_pct = 60;
+        assert!(o.check().unwrap_err().to_string().contains("51-99"));
+    }
+}
