@@ -12,7 +12,8 @@ use iolens_db::pagecache::{self, Evicted};
 use iolens_db::report::Context;
 use iolens_db::run::Probes;
 use iolens_db::{
-    procs, Capabilities, Check, Database, DbError, Description, Layout, SetupReport, WorkloadSpec,
+    procs, Capabilities, Check, Database, DbError, Description, Layout, SetupReport,
+    WorkloadOptions, WorkloadSpec,
 };
 use postgres::Client;
 use serde_json::json;
@@ -144,6 +145,16 @@ impl PgDatabase {
         let config = c.config(DATABASE)?;
         let label = format!("managed cluster {}", c.dir().display());
         Ok(PgDatabase::new(opts, Some(c), config, label))
+    }
+
+    /// The server `db setup` loads `spec` into (a managed cluster is created).
+    pub fn for_setup(opts: &PgOptions, spec: &LayoutSpec) -> Result<PgDatabase, DbError> {
+        PgDatabase::open(opts, spec.load_parallel + 10, true)
+    }
+
+    /// The server `db run` works on, with room for the sessions `w` asks for.
+    pub fn for_run(opts: &PgOptions, w: &WorkloadOptions) -> Result<PgDatabase, DbError> {
+        PgDatabase::open(opts, w.max_sessions() + 10, false)
     }
 
     fn new(

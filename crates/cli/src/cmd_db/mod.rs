@@ -45,8 +45,7 @@ fn setup(a: SetupArgs) -> Result<u8> {
     let report = match a.server.db {
         DbKind::Postgres => {
             let o = a.server.postgres();
-            let open = || PgDatabase::open(&o, a.load_parallel + 10, true);
-            command::setup(open, &spec, &STOP, &show)
+            command::setup(|| PgDatabase::for_setup(&o, &spec), &spec, &STOP, &show)
         }
         DbKind::Sqlite => {
             let o = a.server.sqlite();
