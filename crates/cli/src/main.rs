@@ -8,7 +8,6 @@ mod cmd_assess;
 mod cmd_calibrate;
 mod cmd_compare;
 mod cmd_db;
-mod cmd_db_sqlite;
 mod cmd_matrix;
 mod cmd_report;
 mod cmd_run;

@@ -1,8 +1,8 @@
 //! The small surface the SLOB work loop needs from a database: sessions that
 //! run the three operations, and a monitor that reads the database's own
 //! counters and samples what the sessions wait on. PostgreSQL implements it
-//! in [`crate::pg`]; an embedded database can implement it the same way and
-//! reuse the work loop, the measurement and the report.
+//! in `iolens-db-postgres`, SQLite in `iolens-db-sqlite`; both reuse the work loop,
+//! the measurement and the report.
 
 use crate::error::DbError;
 use serde::{Deserialize, Serialize};

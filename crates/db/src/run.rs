@@ -36,6 +36,18 @@ pub struct Probes {
     pub server_alive: Box<dyn Fn() -> bool + Send + Sync>,
 }
 
+impl Probes {
+    /// Probes of a database that runs inside this process, on `device`.
+    pub fn this_process(device: Option<String>) -> Probes {
+        let pid = std::process::id();
+        Probes {
+            device,
+            server_pids: Box::new(move || vec![pid]),
+            server_alive: Box::new(|| true),
+        }
+    }
+}
+
 /// Everything counted at one instant.
 #[derive(Clone, Debug)]
 struct Snapshot {
@@ -344,6 +356,176 @@ pub fn run<B: Backend>(
     Ok(out)
 }
 
+/// The main thread's side of a run: samples waits every [`ASH_INTERVAL`],
+/// takes a snapshot every second, and the snapshots at the window's edges.
+struct Sampler<'a, 'f> {
+    monitor: &'a mut dyn Monitor,
+    spec: &'a WorkloadSpec,
+    probes: &'a Probes,
+    stop: &'a AtomicBool,
+    sh: &'a Shared,
+    on_second: &'a mut dyn FnMut(&SecondRow),
+    on_ash: AshSink<'f>,
+    /// When the sessions started.
+    t0: Instant,
+    /// The sessions' identities in wait samples.
+    ids: Vec<i64>,
+    /// The server's processes.
+    pids: Vec<u32>,
+    /// The last per-second snapshot.
+    last: Option<Snapshot>,
+    /// Wait samples of the current second.
+    sec_waits: BTreeMap<String, u64>,
+    sec_samples: u64,
+    next_sec: Instant,
+}
+
+impl Sampler<'_, '_> {
+    fn fail(&self, msg: String) {
+        self.sh.fail(msg);
+    }
+
+    fn aborted(&self) -> bool {
+        self.sh.abort.load(Ordering::SeqCst)
+    }
+
+    fn snapshot(&mut self, pids: &[u32]) -> Option<Snapshot> {
+        match snapshot(self.monitor, pids, self.sh) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                self.fail(format!("monitor: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Whether the phase is over: failure, stop, time up, all loops done,
+    /// or the server gone.
+    fn phase_over(&self, measuring: bool, until: Option<Instant>, out: &mut RunOutcome) -> bool {
+        if self.aborted() || self.sh.phase_end.load(Ordering::Relaxed) {
+            return true;
+        }
+        if self.stop.load(Ordering::Relaxed) {
+            out.interrupted = true;
+            return true;
+        }
+        if until.is_some_and(|u| Instant::now() >= u) {
+            return true;
+        }
+        if measuring
+            && self.spec.work_loop.is_some()
+            && self.sh.finished.load(Ordering::SeqCst) >= self.spec.sessions as usize
+        {
+            return true;
+        }
+        if !(self.probes.server_alive)() {
+            self.fail("the database server ended during the run".into());
+            return true;
+        }
+        false
+    }
+
+    /// One wait sample; false when the monitor failed.
+    fn sample_waits(&mut self, measuring: bool, out: &mut RunOutcome) -> bool {
+        let now = Instant::now();
+        match self.monitor.sample_waits(&self.ids) {
+            Ok(w) => {
+                (self.on_ash)(now.duration_since(self.t0).as_secs_f64(), &w);
+                self.sec_samples += 1;
+                if measuring {
+                    out.ash_samples += 1;
+                }
+                for (ev, c) in w {
+                    if measuring {
+                        *out.waits.entry(ev.clone()).or_default() += c as u64;
+                    }
+                    *self.sec_waits.entry(ev).or_default() += c as u64;
+                }
+                true
+            }
+            Err(e) => {
+                self.fail(format!("monitor: {e}"));
+                false
+            }
+        }
+    }
+
+    /// The row of the second that just ended; false when the monitor failed.
+    fn end_second(&mut self, phase: &'static str) -> bool {
+        let pids = self.pids.clone();
+        let Some(s) = self.snapshot(&pids) else {
+            return false;
+        };
+        if let Some(prev) = self.last.as_ref() {
+            let sec = (self.next_sec - self.t0).as_secs().saturating_sub(1);
+            let mut row = second_row(prev, &s, self.probes, sec, phase);
+            let n = self.sec_samples.max(1) as f64;
+            row.aas = self
+                .sec_waits
+                .iter()
+                .map(|(k, v)| (k.clone(), *v as f64 / n))
+                .collect();
+            (self.on_second)(&row);
+        }
+        self.last = Some(s);
+        self.sec_waits.clear();
+        self.sec_samples = 0;
+        self.next_sec += Duration::from_secs(1);
+        true
+    }
+
+    /// Samples until `until`, the end of the phase, or a stop.
+    fn sample(&mut self, phase: &'static str, until: Option<Instant>, out: &mut RunOutcome) {
+        let measuring = phase == "run";
+        let mut next = Instant::now();
+        loop {
+            if self.phase_over(measuring, until, out) || !self.sample_waits(measuring, out) {
+                return;
+            }
+            if Instant::now() >= self.next_sec && !self.end_second(phase) {
+                return;
+            }
+            next += ASH_INTERVAL;
+            let now = Instant::now();
+            if next > now {
+                std::thread::sleep(next - now);
+            } else {
+                next = now;
+            }
+        }
+    }
+
+    /// The counters over the window from `start` to now.
+    fn finish(&mut self, start: Snapshot, out: &mut RunOutcome) {
+        let end_pids = {
+            let mut p = (self.probes.server_pids)();
+            p.retain(|x| self.pids.contains(x) || procs::alive(*x));
+            p
+        };
+        let end = self.snapshot(&end_pids).unwrap_or_else(|| {
+            // The device and the OS still tell what happened.
+            Snapshot {
+                at: Instant::now(),
+                db: start.db.clone(),
+                disk: DiskStats::read().ok(),
+                server: procs::usage(&end_pids),
+                cpu: machine_cpu(),
+                ops: start.ops,
+                op_ns: start.op_ns,
+            }
+        });
+        out.db = end.db.since(&start.db);
+        out.device = match (&self.probes.device, &start.disk, &end.disk) {
+            (Some(d), Some(a), Some(b)) => b.delta(a, d),
+            _ => None,
+        };
+        out.server = (start.server.processes > 0).then(|| end.server.since(&start.server));
+        out.machine_busy_pct = end.cpu.busy_pct_since(&start.cpu);
+    }
+}
+
+/// The main thread during a run: the phases, in step with the sessions
+/// (see the barriers in [`session_body`]).
 #[allow(clippy::too_many_arguments)]
 fn main_loop(
     monitor: &mut dyn Monitor,
@@ -357,133 +539,38 @@ fn main_loop(
 ) {
     sh.barrier.wait(); // all connected (or failed to)
     let t0 = Instant::now();
-    let ids = sh.ids.lock().unwrap().clone();
-    let mut pids = (probes.server_pids)();
-    let fail = |msg: String| sh.fail(msg);
-    let aborted = || sh.abort.load(Ordering::SeqCst);
-
-    // Samples until `until`, the end of the phase, or a stop.
-    let mut last: Option<Snapshot> = None;
-    let mut sec_waits: BTreeMap<String, u64> = BTreeMap::new();
-    let mut sec_samples = 0u64;
-    let mut next_sec = t0 + Duration::from_secs(1);
-    let mut sampling = |phase: &'static str,
-                        until: Option<Instant>,
-                        monitor: &mut dyn Monitor,
-                        out: &mut RunOutcome,
-                        last: &mut Option<Snapshot>,
-                        pids: &[u32]| {
-        let measuring = phase == "run";
-        let mut next = Instant::now();
-        loop {
-            if aborted() || sh.phase_end.load(Ordering::Relaxed) {
-                return;
-            }
-            if stop.load(Ordering::Relaxed) {
-                out.interrupted = true;
-                return;
-            }
-            let now = Instant::now();
-            if until.is_some_and(|u| now >= u) {
-                return;
-            }
-            if measuring
-                && spec.work_loop.is_some()
-                && sh.finished.load(Ordering::SeqCst) >= spec.sessions as usize
-            {
-                return;
-            }
-            if !(probes.server_alive)() {
-                fail("the database server ended during the run".into());
-                return;
-            }
-            match monitor.sample_waits(&ids) {
-                Ok(w) => {
-                    on_ash(now.duration_since(t0).as_secs_f64(), &w);
-                    sec_samples += 1;
-                    if measuring {
-                        out.ash_samples += 1;
-                    }
-                    for (ev, c) in w {
-                        if measuring {
-                            *out.waits.entry(ev.clone()).or_default() += c as u64;
-                        }
-                        *sec_waits.entry(ev).or_default() += c as u64;
-                    }
-                }
-                Err(e) => {
-                    fail(format!("monitor: {e}"));
-                    return;
-                }
-            }
-            if now >= next_sec {
-                match snapshot(monitor, pids, sh) {
-                    Ok(s) => {
-                        if let Some(prev) = last.as_ref() {
-                            let mut row = second_row(
-                                prev,
-                                &s,
-                                probes,
-                                (next_sec - t0).as_secs().saturating_sub(1),
-                                phase,
-                            );
-                            row.aas = sec_waits
-                                .iter()
-                                .map(|(k, v)| (k.clone(), *v as f64 / sec_samples.max(1) as f64))
-                                .collect();
-                            on_second(&row);
-                        }
-                        *last = Some(s);
-                    }
-                    Err(e) => {
-                        fail(format!("monitor: {e}"));
-                        return;
-                    }
-                }
-                sec_waits.clear();
-                sec_samples = 0;
-                next_sec += Duration::from_secs(1);
-            }
-            next += ASH_INTERVAL;
-            let now = Instant::now();
-            if next > now {
-                std::thread::sleep(next - now);
-            } else {
-                next = now;
-            }
-        }
+    let mut s = Sampler {
+        monitor,
+        spec,
+        probes,
+        stop,
+        sh,
+        on_second,
+        on_ash,
+        t0,
+        ids: sh.ids.lock().unwrap().clone(),
+        pids: (probes.server_pids)(),
+        last: None,
+        sec_waits: BTreeMap::new(),
+        sec_samples: 0,
+        next_sec: t0 + Duration::from_secs(1),
     };
-
-    if !aborted() {
-        match snapshot(monitor, &pids, sh) {
-            Ok(s) => last = Some(s),
-            Err(e) => fail(format!("monitor: {e}")),
-        }
+    if !s.aborted() {
+        let pids = s.pids.clone();
+        s.last = s.snapshot(&pids);
     }
-    if !aborted() && !spec.warmup.is_zero() {
-        sampling(
-            "warmup",
-            Some(t0 + spec.warmup),
-            monitor,
-            out,
-            &mut last,
-            &pids,
-        );
+    if !s.aborted() && !spec.warmup.is_zero() {
+        s.sample("warmup", Some(t0 + spec.warmup), out);
     }
     out.warmup_s = t0.elapsed().as_secs_f64();
     sh.phase_end.store(true, Ordering::SeqCst);
     sh.barrier.wait(); // sessions paused and published
-    let start = if aborted() || out.interrupted {
+    let start = if s.aborted() || out.interrupted {
         None
     } else {
-        pids = (probes.server_pids)();
-        match snapshot(monitor, &pids, sh) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                fail(format!("monitor: {e}"));
-                None
-            }
-        }
+        s.pids = (probes.server_pids)();
+        let pids = s.pids.clone();
+        s.snapshot(&pids)
     };
     if out.interrupted {
         // Interrupted during the warm-up: nothing to measure.
@@ -493,43 +580,17 @@ fn main_loop(
     sh.measuring.store(true, Ordering::SeqCst);
     sh.barrier.wait(); // go
     let w0 = Instant::now();
-    if !aborted() {
+    if !s.aborted() {
         let until = (spec.work_loop.is_none()).then(|| w0 + spec.runtime);
         // With --work-loop, --runtime still caps the run when given explicitly.
         let until = until.or_else(|| (!spec.runtime.is_zero()).then(|| w0 + spec.runtime));
-        sampling("run", until, monitor, out, &mut last, &pids);
+        s.sample("run", until, out);
     }
     sh.phase_end.store(true, Ordering::SeqCst);
     sh.barrier.wait(); // sessions paused and published
     out.measured_s = w0.elapsed().as_secs_f64();
     sh.measuring.store(false, Ordering::SeqCst);
-    let Some(start) = start else { return };
-    let end_pids = {
-        let mut p = (probes.server_pids)();
-        p.retain(|x| pids.contains(x) || procs::alive(*x));
-        p
-    };
-    let end = match snapshot(monitor, &end_pids, sh) {
-        Ok(s) => s,
-        Err(e) => {
-            fail(format!("monitor: {e}"));
-            // The device and the OS still tell what happened.
-            Snapshot {
-                at: Instant::now(),
-                db: start.db.clone(),
-                disk: DiskStats::read().ok(),
-                server: procs::usage(&end_pids),
-                cpu: machine_cpu(),
-                ops: start.ops,
-                op_ns: start.op_ns,
-            }
-        }
-    };
-    out.db = end.db.since(&start.db);
-    out.device = match (&probes.device, &start.disk, &end.disk) {
-        (Some(d), Some(a), Some(b)) => b.delta(a, d),
-        _ => None,
-    };
-    out.server = (start.server.processes > 0).then(|| end.server.since(&start.server));
-    out.machine_busy_pct = end.cpu.busy_pct_since(&start.cpu);
+    if let Some(start) = start {
+        s.finish(start, out);
+    }
 }

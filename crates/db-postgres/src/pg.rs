@@ -3,9 +3,10 @@
 //! `pg_stat_*` (version-aware) and samples `pg_stat_activity`, and the
 //! server facts a result records.
 
-use crate::backend::{Backend, DbStats, IoByBackend, Monitor, Session};
-use crate::error::{pg_message, sqlstate, DbError};
-use crate::workload::RedoStress;
+use crate::error::{self, pg_message, sqlstate};
+use iolens_db::backend::{Backend, DbStats, IoByBackend, Monitor, Session};
+use iolens_db::workload::RedoStress;
+use iolens_db::DbError;
 use postgres::{Client, NoTls, Statement};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -79,7 +80,7 @@ pub fn server_info(c: &mut Client) -> Result<ServerInfo, DbError> {
             "SELECT version(), current_setting('server_version_num')::int4",
             &[],
         )
-        .map_err(|e| DbError::sql("reading the server version", &e))?;
+        .map_err(|e| error::sql("reading the server version", &e))?;
     let version: String = row.get(0);
     let num: i32 = row.get(1);
     let names: Vec<String> = SETTINGS.iter().map(|s| s.to_string()).collect();
@@ -88,7 +89,7 @@ pub fn server_info(c: &mut Client) -> Result<ServerInfo, DbError> {
             "SELECT name, setting, coalesce(unit, '') FROM pg_settings WHERE name = ANY($1)",
             &[&names],
         )
-        .map_err(|e| DbError::sql("reading the server settings", &e))?;
+        .map_err(|e| error::sql("reading the server settings", &e))?;
     let mut settings = BTreeMap::new();
     let mut shared_buffers_bytes = 0;
     let mut data_directory = None;
@@ -173,14 +174,14 @@ impl Backend for PgBackend {
         let mut client = connect(&self.config, "the server")?;
         client
             .batch_execute(SESSION_SETUP)
-            .map_err(|e| DbError::sql("preparing a session", &e))?;
+            .map_err(|e| error::sql("preparing a session", &e))?;
         if self.set_track_io_timing {
             // Needs superuser; without it the read latency is unavailable.
             let _ = client.batch_execute("SET track_io_timing = on");
         }
         let pid: i32 = client
             .query_one("SELECT pg_backend_pid()", &[])
-            .map_err(|e| DbError::sql("preparing a session", &e))?
+            .map_err(|e| error::sql("preparing a session", &e))?
             .get(0);
         Ok(PgSession {
             client,
@@ -195,7 +196,7 @@ impl Backend for PgBackend {
         let mut client = connect(&self.config, "the server")?;
         client
             .batch_execute("SET statement_timeout = '30s'")
-            .map_err(|e| DbError::sql("preparing the monitor", &e))?;
+            .map_err(|e| error::sql("preparing the monitor", &e))?;
         Ok(Box::new(PgMonitor {
             client,
             major: self.major,
@@ -244,7 +245,7 @@ impl PgSession {
             let (sel, upd, scan) = op_sql(schema, self.redo);
             let p = |c: &mut Client, q: &str| {
                 c.prepare(q)
-                    .map_err(|e| DbError::sql(&format!("preparing `{q}`"), &e))
+                    .map_err(|e| error::sql(&format!("preparing `{q}`"), &e))
             };
             let st = Stmts {
                 select: p(&mut self.client, &sel)?,
@@ -271,7 +272,7 @@ impl Session for PgSession {
         let row = self
             .client
             .query_one(&st, &[&(lo as i64), &(hi as i64)])
-            .map_err(|e| DbError::sql("select", &e))?;
+            .map_err(|e| error::sql("select", &e))?;
         Ok(row.get::<_, i64>(0) as u64)
     }
 
@@ -279,7 +280,7 @@ impl Session for PgSession {
         let st = self.stmts(schema)?.update.clone();
         self.client
             .execute(&st, &[&(lo as i64), &(hi as i64)])
-            .map_err(|e| DbError::sql("update", &e))
+            .map_err(|e| error::sql("update", &e))
     }
 
     fn scan(&mut self, schema: u32) -> Result<u64, DbError> {
@@ -287,7 +288,7 @@ impl Session for PgSession {
         let row = self
             .client
             .query_one(&st, &[])
-            .map_err(|e| DbError::sql("scan", &e))?;
+            .map_err(|e| error::sql("scan", &e))?;
         Ok(row.get::<_, i64>(0) as u64)
     }
 
@@ -295,7 +296,7 @@ impl Session for PgSession {
         if self.major >= 15 {
             self.client
                 .batch_execute("SELECT pg_stat_force_next_flush()")
-                .map_err(|e| DbError::sql("flushing session statistics", &e))?;
+                .map_err(|e| error::sql("flushing session statistics", &e))?;
         }
         Ok(())
     }
@@ -315,13 +316,13 @@ impl PgMonitor {
     fn q(&mut self, sql: &str) -> Result<Vec<postgres::Row>, DbError> {
         self.client
             .query(sql, &[])
-            .map_err(|e| DbError::sql("reading statistics", &e))
+            .map_err(|e| error::sql("reading statistics", &e))
     }
 }
 
-impl Monitor for PgMonitor {
-    fn stats(&mut self) -> Result<DbStats, DbError> {
-        let mut s = DbStats::default();
+impl PgMonitor {
+    /// pg_stat_database: buffer accesses, reads, their time, transactions.
+    fn database_stats(&mut self, s: &mut DbStats) -> Result<(), DbError> {
         let rows = self.q(
             "SELECT (blks_hit + blks_read)::int8, blks_read::int8, blk_read_time::float8, \
              blk_write_time::float8, xact_commit::int8, xact_rollback::int8 \
@@ -335,6 +336,11 @@ impl Monitor for PgMonitor {
             s.commits = u(r.get(4));
             s.rollbacks = u(r.get(5));
         }
+        Ok(())
+    }
+
+    /// pg_stat_wal (14+), and pg_stat_io for the WAL writes and syncs (18+).
+    fn wal_stats(&mut self, s: &mut DbStats) -> Result<(), DbError> {
         let m = self.major;
         if (14..18).contains(&m) {
             let r = &self.q(
@@ -364,6 +370,12 @@ impl Monitor for PgMonitor {
             s.wal_write_time_ms = Some(r.get(2));
             s.wal_sync_time_ms = Some(r.get(3));
         }
+        Ok(())
+    }
+
+    /// pg_stat_bgwriter, and pg_stat_checkpointer (17+).
+    fn checkpoint_stats(&mut self, s: &mut DbStats) -> Result<(), DbError> {
+        let m = self.major;
         if m <= 16 {
             let r = &self.q(
                 "SELECT (checkpoints_timed + checkpoints_req)::int8, buffers_checkpoint::int8, \
@@ -389,6 +401,12 @@ impl Monitor for PgMonitor {
             let r = &self.q("SELECT buffers_clean::int8 FROM pg_stat_bgwriter")?[0];
             s.bgwriter_writes = Some(u(r.get(0)));
         }
+        Ok(())
+    }
+
+    /// pg_stat_io by process kind (16+); the data blocks written by all processes.
+    fn io_stats(&mut self, s: &mut DbStats) -> Result<(), DbError> {
+        let m = self.major;
         if m >= 16 {
             let rows = self.q(
                 "SELECT backend_type, coalesce(sum(reads),0)::int8, coalesce(sum(read_time),0)::float8, \
@@ -429,6 +447,17 @@ impl Monitor for PgMonitor {
                 _ => None,
             };
         }
+        Ok(())
+    }
+}
+
+impl Monitor for PgMonitor {
+    fn stats(&mut self) -> Result<DbStats, DbError> {
+        let mut s = DbStats::default();
+        self.database_stats(&mut s)?;
+        self.wal_stats(&mut s)?;
+        self.checkpoint_stats(&mut s)?;
+        self.io_stats(&mut s)?;
         Ok(s)
     }
 
@@ -446,7 +475,7 @@ impl Monitor for PgMonitor {
                  GROUP BY 1",
                 &[&pids],
             )
-            .map_err(|e| DbError::sql("sampling pg_stat_activity", &e))?;
+            .map_err(|e| error::sql("sampling pg_stat_activity", &e))?;
         Ok(rows
             .iter()
             .map(|r| (r.get::<_, String>(0), r.get::<_, i32>(1).max(0) as u32))
@@ -466,12 +495,12 @@ pub struct PlanCheck {
 /// EXPLAINs the select of schema 1 in a session set up like the work loop's.
 pub fn check_plan(c: &mut Client, work_unit: u64) -> Result<PlanCheck, DbError> {
     c.batch_execute(SESSION_SETUP)
-        .map_err(|e| DbError::sql("setting up the plan check", &e))?;
+        .map_err(|e| error::sql("setting up the plan check", &e))?;
     let (select, _, _) = op_sql(1, RedoStress::Lite);
     let explain = |c: &mut Client, sql: &str| -> Result<String, DbError> {
         let rows = c
             .query(sql, &[])
-            .map_err(|e| DbError::sql("EXPLAIN of the select", &e))?;
+            .map_err(|e| error::sql("EXPLAIN of the select", &e))?;
         Ok(rows
             .iter()
             .map(|r| r.get::<_, String>(0))
@@ -490,13 +519,13 @@ pub fn check_plan(c: &mut Client, work_unit: u64) -> Result<PlanCheck, DbError> 
     c.batch_execute(&format!(
         "SET plan_cache_mode = force_generic_plan; PREPARE iolens_plan_check(int8, int8) AS {select}"
     ))
-    .map_err(|e| DbError::sql("preparing the plan check", &e))?;
+    .map_err(|e| error::sql("preparing the plan check", &e))?;
     let generic = explain(
         c,
         &format!("EXPLAIN EXECUTE iolens_plan_check(1, {work_unit})"),
     )?;
     c.batch_execute("DEALLOCATE iolens_plan_check; RESET plan_cache_mode")
-        .map_err(|e| DbError::sql("ending the plan check", &e))?;
+        .map_err(|e| error::sql("ending the plan check", &e))?;
     let ok =
         |p: &str| p.contains("Index Scan") && !p.contains("Bitmap") && !p.contains("Index Only");
     Ok(PlanCheck {

@@ -1,9 +1,9 @@
 //! The SLOB schema in SQLite, read through the direct-I/O VFS: one row per
 //! page, index range plans, and page reads that really reach the device.
 
+use iolens_db_sqlite::slob::{self, Statements};
+use iolens_db_sqlite::vfs;
 use iolens_probe::{device_of_path, DiskStats};
-use iolens_sqlite::slob::{self, Statements};
-use iolens_sqlite::vfs;
 
 #[test]
 fn slob_schema_reads_reach_the_device() {

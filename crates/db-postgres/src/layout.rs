@@ -4,9 +4,10 @@
 //! table. The layout is recorded in `iolens.layout` so that setup is
 //! idempotent and a run knows what it works on.
 
-use crate::error::{pg_message, DbError};
+use crate::error::{self, pg_message};
 use crate::pg::{connect, schema_name, FILLERS};
-use crate::workload::{Permutation, BLOCK};
+use iolens_db::workload::{Permutation, BLOCK};
+use iolens_db::DbError;
 use postgres::Client;
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -17,20 +18,7 @@ use std::sync::Mutex;
 /// Rows inserted per statement while loading.
 const CHUNK: u64 = 2048;
 
-/// What `setup` should build.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct LayoutSpec {
-    pub schemas: u32,
-    /// Rows = blocks per schema.
-    pub scale: u64,
-    /// Rows = blocks of each scan table.
-    pub scan_blocks: u64,
-    /// Loader connections.
-    pub load_parallel: u32,
-    /// Replace a different (or the same) layout.
-    pub reload: bool,
-    pub seed: u64,
-}
+pub use iolens_db::LayoutSpec;
 
 /// One schema as recorded in `iolens.layout`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -73,14 +61,14 @@ pub struct LayoutReport {
 }
 
 fn sql(c: &mut Client, what: &str, q: &str) -> Result<(), DbError> {
-    c.batch_execute(q).map_err(|e| DbError::sql(what, &e))
+    c.batch_execute(q).map_err(|e| error::sql(what, &e))
 }
 
 /// The layout recorded in the database (empty when none).
 pub fn recorded(c: &mut Client) -> Result<Vec<Recorded>, DbError> {
     let exists: bool = c
         .query_one("SELECT to_regclass('iolens.layout') IS NOT NULL", &[])
-        .map_err(|e| DbError::sql("looking for the iolens layout", &e))?
+        .map_err(|e| error::sql("looking for the iolens layout", &e))?
         .get(0);
     if !exists {
         return Ok(Vec::new());
@@ -90,7 +78,7 @@ pub fn recorded(c: &mut Client) -> Result<Vec<Recorded>, DbError> {
             "SELECT schema_no, scale, scan_blocks, loaded FROM iolens.layout ORDER BY schema_no",
             &[],
         )
-        .map_err(|e| DbError::sql("reading the iolens layout", &e))?;
+        .map_err(|e| error::sql("reading the iolens layout", &e))?;
     Ok(rows
         .iter()
         .map(|r| Recorded {
@@ -165,63 +153,15 @@ pub fn setup(
     };
     if !todo.is_empty() {
         // Checked before anything is dropped: a refused reload loses nothing.
-        if let Some(dir) = data_dir {
-            let need = bytes_needed(todo.len() as u64, spec.scale, spec.scan_blocks);
-            if let Some(free) = free_bytes(dir) {
-                if free < need {
-                    return Err(DbError::usage(format!(
-                        "not enough disk for the layout: {} schemas x {} blocks need about {} MiB \
-                         under {}, {} MiB are free; use a smaller --scale or fewer --schemas",
-                        todo.len(),
-                        spec.scale,
-                        need >> 20,
-                        dir.display(),
-                        free >> 20
-                    )));
-                }
-            }
-        }
+        check_space(data_dir, spec, todo.len())?;
         if replace {
-            for r in &have {
-                sql(
-                    &mut c,
-                    "dropping the old layout",
-                    &format!("DROP SCHEMA IF EXISTS {} CASCADE", schema_name(r.schema)),
-                )?;
-            }
-            sql(
-                &mut c,
-                "dropping the old layout",
-                "DELETE FROM iolens.layout",
-            )?;
+            drop_layout(&mut c, &have)?;
         }
-        for &n in &todo {
-            let s = schema_name(n);
-            let cols: Vec<String> = FILLERS.iter().map(|f| format!("{f} text")).collect();
-            sql(
-                &mut c,
-                "creating the schema tables",
-                &format!(
-                    "DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s}; \
-                     CREATE TABLE {s}.cf1 (custid int8 NOT NULL, {cols}) \
-                       WITH (fillfactor = 10, autovacuum_enabled = false); \
-                     CREATE TABLE {s}.cf2 (custid int8 NOT NULL, {cols}) \
-                       WITH (fillfactor = 10, autovacuum_enabled = false); \
-                     DELETE FROM iolens.layout WHERE schema_no = {n}; \
-                     INSERT INTO iolens.layout (schema_no, scale, scan_blocks) VALUES ({n}, {}, {})",
-                    spec.scale,
-                    spec.scan_blocks,
-                    cols = cols.join(", ")
-                ),
-            )?;
-        }
+        create_tables(&mut c, spec, &todo)?;
         load(config, spec, &todo, stop, progress)?;
-        if stop.load(Ordering::Relaxed) {
-            report.interrupted = true;
-            report.load_s = started.elapsed().as_secs_f64();
-            return Ok(report);
+        if !stop.load(Ordering::Relaxed) {
+            finish(config, spec, &todo, stop)?;
         }
-        finish(config, spec, &todo, stop)?;
         if stop.load(Ordering::Relaxed) {
             report.interrupted = true;
             report.load_s = started.elapsed().as_secs_f64();
@@ -235,6 +175,63 @@ pub fn setup(
     report.load_s = started.elapsed().as_secs_f64();
     report.schemas = check(&mut c, spec.schemas)?;
     Ok(report)
+}
+
+/// Refuses a load of `schemas` schemas that would not fit under `data_dir`.
+fn check_space(data_dir: Option<&Path>, spec: &LayoutSpec, schemas: usize) -> Result<(), DbError> {
+    let Some(dir) = data_dir else {
+        return Ok(());
+    };
+    let need = bytes_needed(schemas as u64, spec.scale, spec.scan_blocks);
+    match free_bytes(dir) {
+        Some(free) if free < need => Err(DbError::usage(format!(
+            "not enough disk for the layout: {} schemas x {} blocks need about {} MiB \
+             under {}, {} MiB are free; use a smaller --scale or fewer --schemas",
+            schemas,
+            spec.scale,
+            need >> 20,
+            dir.display(),
+            free >> 20
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Drops every schema of the layout `have`.
+fn drop_layout(c: &mut Client, have: &[Recorded]) -> Result<(), DbError> {
+    for r in have {
+        sql(
+            c,
+            "dropping the old layout",
+            &format!("DROP SCHEMA IF EXISTS {} CASCADE", schema_name(r.schema)),
+        )?;
+    }
+    sql(c, "dropping the old layout", "DELETE FROM iolens.layout")
+}
+
+/// Creates the (empty) tables of the schemas `todo`, recorded as not loaded.
+fn create_tables(c: &mut Client, spec: &LayoutSpec, todo: &[u32]) -> Result<(), DbError> {
+    let cols: Vec<String> = FILLERS.iter().map(|f| format!("{f} text")).collect();
+    for &n in todo {
+        let s = schema_name(n);
+        sql(
+            c,
+            "creating the schema tables",
+            &format!(
+                "DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s}; \
+                 CREATE TABLE {s}.cf1 (custid int8 NOT NULL, {cols}) \
+                   WITH (fillfactor = 10, autovacuum_enabled = false); \
+                 CREATE TABLE {s}.cf2 (custid int8 NOT NULL, {cols}) \
+                   WITH (fillfactor = 10, autovacuum_enabled = false); \
+                 DELETE FROM iolens.layout WHERE schema_no = {n}; \
+                 INSERT INTO iolens.layout (schema_no, scale, scan_blocks) VALUES ({n}, {}, {})",
+                spec.scale,
+                spec.scan_blocks,
+                cols = cols.join(", ")
+            ),
+        )?;
+    }
+    Ok(())
 }
 
 fn filler_exprs() -> String {
@@ -375,7 +372,7 @@ pub fn check(c: &mut Client, n: u32) -> Result<Vec<SchemaLayout>, DbError> {
         let s = schema_name(k);
         let q = |c: &mut Client, sql: &str| {
             c.query_one(sql, &[])
-                .map_err(|e| DbError::sql("checking the layout", &e))
+                .map_err(|e| error::sql("checking the layout", &e))
         };
         let r = q(
             c,

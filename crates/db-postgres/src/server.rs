@@ -15,9 +15,10 @@
 //! initdb and postgres refuse to run as root: when iolens runs as root, the
 //! server runs as the `postgres` user (or `nobody`), which owns `data/`.
 
-use crate::cgroup::{CgroupMemory, MemCgroup};
-use crate::error::{pg_message, DbError};
-use crate::procs;
+use crate::error::{self, pg_message};
+use iolens_db::cgroup::{CgroupMemory, MemCgroup};
+use iolens_db::procs;
+use iolens_db::DbError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
@@ -639,10 +640,10 @@ impl ManagedCluster {
         })?;
         let have = c
             .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&DATABASE])
-            .map_err(|e| DbError::sql("looking up the database", &e))?;
+            .map_err(|e| error::sql("looking up the database", &e))?;
         if have.is_none() {
             c.batch_execute(&format!("CREATE DATABASE {DATABASE}"))
-                .map_err(|e| DbError::sql("creating the database", &e))?;
+                .map_err(|e| error::sql("creating the database", &e))?;
         }
         Ok(())
     }
