@@ -7,8 +7,7 @@ mod args;
 pub use args::DbArgs;
 use args::{DbCommand, DbKind, DbRunArgs, ServerArgs, SetupArgs, TeardownArgs};
 
-use crate::errors::UsageError;
-use crate::output::Progress;
+use crate::output::{progress_shown, Progress};
 use anyhow::Result;
 use iolens_core::interrupt::STOP;
 use iolens_db::command::{self, RunObserver, RunReport};
@@ -17,7 +16,6 @@ use iolens_db::timeseries::progress_line;
 use iolens_db::{Capabilities, DbError, SetupReport, BLOCK};
 use iolens_db_postgres::PgDatabase;
 use iolens_db_sqlite::SqliteDatabase;
-use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
 pub fn run(a: DbArgs) -> Result<u8> {
@@ -28,20 +26,17 @@ pub fn run(a: DbArgs) -> Result<u8> {
     }
 }
 
-/// Library errors the user can fix become usage errors (exit 2).
-fn db<T>(r: Result<T, DbError>) -> Result<T> {
-    r.map_err(|e| match e {
-        DbError::Result(r) => anyhow::Error::new(r),
-        e if e.is_usage() => UsageError(e.to_string()).into(),
-        e => anyhow::Error::new(e),
-    })
-}
-
 fn setup(a: SetupArgs) -> Result<u8> {
     a.server.check_kind()?;
     let spec = a.layout();
-    let bar = LoadBar::new(!a.quiet && !a.json && std::io::stderr().is_terminal());
-    let show = |done: u64, total: u64| bar.show(done, total);
+    let bar = Progress::counted(progress_shown(a.quiet || a.json), 0);
+    let started = Instant::now();
+    let show = |done: u64, total: u64| {
+        bar.set_total(total);
+        bar.set_position(done);
+        let rate = done as f64 * BLOCK as f64 / 1e6 / started.elapsed().as_secs_f64().max(1e-3);
+        bar.line(&format!("loading {done}/{total} rows, {rate:.1} MB/s"));
+    };
     let report = match a.server.db {
         DbKind::Postgres => {
             let o = a.server.postgres();
@@ -52,13 +47,13 @@ fn setup(a: SetupArgs) -> Result<u8> {
             command::setup(|| SqliteDatabase::open(&o), &spec, &STOP, &show)
         }
     };
-    bar.line("");
+    bar.clear();
     let SetupReport {
         interrupted,
         json,
         text,
         failure,
-    } = db(report)?;
+    } = report?;
     if interrupted {
         eprintln!(
             "iolens: setup interrupted; the next `iolens db setup` reloads the incomplete schemas"
@@ -73,45 +68,6 @@ fn setup(a: SetupArgs) -> Result<u8> {
     match failure {
         Some(f) => Err(anyhow::anyhow!(f)),
         None => Ok(0),
-    }
-}
-
-/// The loading bar of `db setup` (on a terminal only).
-struct LoadBar {
-    on: bool,
-    t0: Instant,
-}
-
-impl LoadBar {
-    fn new(on: bool) -> LoadBar {
-        LoadBar {
-            on,
-            t0: Instant::now(),
-        }
-    }
-
-    fn line(&self, text: &str) {
-        if self.on {
-            let mut e = std::io::stderr();
-            let _ = write!(e, "\r\x1b[2K{text}");
-            let _ = e.flush();
-        }
-    }
-
-    fn show(&self, done: u64, total: u64) {
-        let pct = if total == 0 {
-            100.0
-        } else {
-            100.0 * done as f64 / total as f64
-        };
-        let width = 30usize;
-        let filled = ((pct / 100.0) * width as f64) as usize;
-        let rate = done as f64 * BLOCK as f64 / 1e6 / self.t0.elapsed().as_secs_f64().max(1e-3);
-        self.line(&format!(
-            "loading [{}{}] {pct:5.1} % {done}/{total} rows, {rate:.1} MB/s",
-            "#".repeat(filled),
-            ".".repeat(width - filled)
-        ));
     }
 }
 
@@ -159,7 +115,7 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
             command::run(open, &opts, &STOP, &mut progress)
         }
     };
-    let report = db(report)?;
+    let report = report?;
     if a.out.json {
         println!("{}", serde_json::to_string_pretty(&report.doc)?);
     } else {
@@ -170,7 +126,7 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
 }
 
 fn teardown(a: TeardownArgs) -> Result<u8> {
-    db(iolens_db_postgres::database::teardown(&a.pg_dir))?;
+    iolens_db_postgres::database::teardown(&a.pg_dir)?;
     println!("removed the iolens cluster in {}", a.pg_dir.display());
     Ok(0)
 }

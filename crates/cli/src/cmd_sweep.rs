@@ -3,6 +3,7 @@
 //! prints its progress and outcome. The file format is documented in
 //! docs/sweep.md.
 
+use crate::output::ProgressGroup;
 use anyhow::Result;
 use clap::{Args, CommandFactory};
 use iolens_core::sweep::{PointStatus, SweepStatus};
@@ -30,11 +31,13 @@ pub struct SweepArgs {
     pub quiet: bool,
 }
 
-/// Progress on stderr: one line per point, and a bar with the point that
-/// runs on a terminal.
+/// Progress on stderr: one line per point; on a terminal, a bar of the
+/// points done (with the sweep's ETA) over a line for the point that runs.
 struct Lines {
     quiet: bool,
+    group: ProgressGroup,
     bar: crate::output::Progress,
+    point: crate::output::Progress,
 }
 
 impl Lines {
@@ -67,10 +70,15 @@ impl Progress for Lines {
         self.bar.set_total(t.total as u64);
         self.bar.set_position(t.done_before as u64);
         self.bar.line(&format!(
-            "{}/{} {}  planned ETA {eta}",
+            "{}/{} points, sweep ETA {eta}",
+            t.done_before, t.total
+        ));
+        self.point.line(&format!(
+            "point {}/{} {}  {}",
             t.index + 1,
             t.total,
-            t.dir
+            t.dir,
+            hms(t.elapsed_s)
         ));
     }
 
@@ -139,12 +147,17 @@ pub fn run(a: SweepArgs) -> Result<u8> {
         println!("{} points", plan.points.len());
         return Ok(0);
     }
+    let group = ProgressGroup::shown(crate::output::progress_shown(a.quiet));
     let mut lines = Lines {
         quiet: a.quiet,
-        bar: crate::output::Progress::counted(crate::output::progress_shown(a.quiet), 0),
+        bar: group.counted(0),
+        point: group.status(),
+        group,
     };
     let o = iolens_sweep::run(&opts, &mut lines);
+    lines.point.clear();
     lines.bar.clear();
+    lines.group.clear();
     let o = o?;
     lines.say(&format!(
         "sweep '{}' {}: {} ok, {} failed, {} not run, of {} points in {} → {}",

@@ -87,12 +87,6 @@ impl Progress {
         self.bar.set_position(done);
     }
 
-    /// Advances the bar by `n`.
-    #[allow(dead_code)] // the counted shape of loads
-    pub fn inc(&self, n: u64) {
-        self.bar.inc(n);
-    }
-
     /// Changes the total (when it becomes known or grows).
     pub fn set_total(&self, total: u64) {
         self.bar.set_length(total);
@@ -115,19 +109,12 @@ impl Progress {
 
 /// Several progress displays drawn together (a sweep's overall bar and the
 /// point that runs), each a [`Progress`]; hidden like them.
-#[allow(dead_code)] // the multi-bar shape of sweeps
 pub struct ProgressGroup {
     multi: MultiProgress,
     shown: bool,
 }
 
-#[allow(dead_code)] // the multi-bar shape of sweeps
 impl ProgressGroup {
-    /// A group for these output options.
-    pub fn new(o: &OutputArgs) -> ProgressGroup {
-        ProgressGroup::shown(progress_shown(o.quiet))
-    }
-
     /// A group drawn only when `shown` (see [`progress_shown`]).
     pub fn shown(shown: bool) -> ProgressGroup {
         let target = if shown {
@@ -172,7 +159,6 @@ mod tests {
         let group = ProgressGroup::shown(false);
         let total = group.counted(10);
         let point = group.status();
-        total.inc(3);
         total.set_position(5);
         total.set_total(20);
         point.line("bs=4k qd=1");

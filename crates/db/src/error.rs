@@ -49,3 +49,15 @@ impl DbError {
         }
     }
 }
+
+impl iolens_core::Classify for DbError {
+    /// Usage errors and unusable result directories are the user's to fix
+    /// (exit 2); server, SQL and I/O failures are failures (exit 1).
+    fn kind(&self) -> iolens_core::ErrorKind {
+        if self.is_usage() {
+            iolens_core::ErrorKind::BadInput
+        } else {
+            iolens_core::ErrorKind::Failed
+        }
+    }
+}
