@@ -15,10 +15,10 @@
 //! max and coefficient of variation.
 
 use crate::concurrent::run_together;
-use crate::fmt::{fixed, ms, rate};
 use crate::ladder::{self, LadderConfig, Phase, Sample, Stop};
 use crate::split::split;
 use crate::stats::{monotonic, spread, Spread};
+use iolens_core::fmt::{fixed, ms, rate};
 use iolens_core::units::human_bytes;
 use iolens_core::{ByteSize, LatencySummary};
 use iolens_engine::report::device_total;
@@ -869,6 +869,7 @@ pub fn ladder_csv(cal: &Calibration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_util::assert_refused;
 
     fn cfg() -> CalibrateConfig {
         CalibrateConfig {
@@ -880,33 +881,19 @@ mod tests {
     #[test]
     fn defaults_are_valid_and_bad_values_say_what_to_type() {
         assert!(cfg().validate().is_ok());
-        let e = CalibrateConfig { trials: 0, ..cfg() }
-            .validate()
-            .unwrap_err();
-        assert!(e.contains("--trials"), "{e}");
-        let e = CalibrateConfig {
-            max_outstanding: 4096,
-            large_bs: 64 << 20,
-            ..cfg()
-        }
-        .validate()
-        .unwrap_err();
-        assert!(e.contains("buffers"), "{e}");
-        let e = CalibrateConfig {
-            engine: EngineKind::Null,
-            ..cfg()
-        }
-        .validate()
-        .unwrap_err();
-        assert!(e.contains("io_uring"), "{e}");
-        let e = CalibrateConfig {
-            layout: Layout::Raid0,
-            stripe: 512 << 10,
-            ..cfg()
-        }
-        .validate()
-        .unwrap_err();
-        assert!(e.contains("--stripe"), "{e}");
+        let refused = |edit: fn(&mut CalibrateConfig), fix| {
+            assert_refused(cfg(), edit, |c| c.validate(), fix)
+        };
+        refused(|c| c.trials = 0, "--trials");
+        refused(
+            |c| (c.max_outstanding, c.large_bs) = (4096, 64 << 20),
+            "buffers",
+        );
+        refused(|c| c.engine = EngineKind::Null, "io_uring");
+        refused(
+            |c| (c.layout, c.stripe) = (Layout::Raid0, 512 << 10),
+            "--stripe",
+        );
     }
 
     #[test]

@@ -859,6 +859,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_util::assert_refused;
 
     fn opts() -> MatrixOptions {
         MatrixOptions {
@@ -877,42 +878,28 @@ mod tests {
         assert!(l.windows(2).all(|w| w[0] < w[1]));
     }
 
+    /// The matrix of `opts()` changed by `edit`.
+    fn resolved(edit: impl FnOnce(&mut MatrixOptions)) -> MatrixConfig {
+        let mut o = opts();
+        edit(&mut o);
+        o.resolve().unwrap()
+    }
+
     #[test]
     fn orion_runs_map_to_their_matrices() {
-        let simple = MatrixOptions {
-            run: RunKind::Simple,
-            ..opts()
-        }
-        .resolve()
-        .unwrap();
+        let simple = resolved(|o| o.run = RunKind::Simple);
         assert_eq!(simple.matrix, MatrixKind::Basic);
         // One disk: small 1..5 alone, then large 1..2 alone.
         assert_eq!(
             simple.points,
             vec![(1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (0, 1), (0, 2)]
         );
-        let normal = MatrixOptions {
-            run: RunKind::Normal,
-            ..opts()
-        }
-        .resolve()
-        .unwrap();
+        let normal = resolved(|o| o.run = RunKind::Normal);
         assert_eq!(normal.points.len(), 6 * 3 - 1);
         assert_eq!(normal.points[0], (1, 0));
-        let oltp = MatrixOptions {
-            run: RunKind::Oltp,
-            num_small: Some(3),
-            ..opts()
-        }
-        .resolve()
-        .unwrap();
+        let oltp = resolved(|o| (o.run, o.num_small) = (RunKind::Oltp, Some(3)));
         assert_eq!(oltp.points, vec![(1, 0), (2, 0), (3, 0)]);
-        let dss = MatrixOptions {
-            run: RunKind::Dss,
-            ..opts()
-        }
-        .resolve()
-        .unwrap();
+        let dss = resolved(|o| o.run = RunKind::Dss);
         assert_eq!(dss.points, vec![(0, 1), (0, 2)]);
         assert_eq!(dss.duration, Duration::from_secs(240));
     }
@@ -951,54 +938,46 @@ mod tests {
 
     #[test]
     fn impossible_matrices_are_refused_with_the_fix() {
-        let e = |o: MatrixOptions| o.resolve().unwrap_err();
-        let msg = e(MatrixOptions {
-            run: RunKind::Advanced,
-            matrix: Some(MatrixKind::Point),
-            num_small: Some(4),
-            ..opts()
-        });
-        assert!(msg.contains("--num-large"), "{msg}");
-        let msg = e(MatrixOptions {
-            num_large: Some(3),
-            ..opts()
-        });
-        assert!(
-            msg.contains("--num-large does not go with --run simple"),
-            "{msg}"
+        let refused = |edit: fn(&mut MatrixOptions), fix| {
+            assert_refused(opts(), edit, MatrixOptions::resolve, fix)
+        };
+        refused(
+            |o| {
+                (o.run, o.matrix) = (RunKind::Advanced, Some(MatrixKind::Point));
+                o.num_small = Some(4);
+            },
+            "--num-large",
         );
-        let msg = e(MatrixOptions {
-            run: RunKind::Advanced,
-            matrix: Some(MatrixKind::Row),
-            num_small: Some(0),
-            ..opts()
-        });
-        assert!(msg.contains("nothing to measure"), "{msg}");
-        let msg = e(MatrixOptions {
-            run: RunKind::Advanced,
-            num_small: Some(0),
-            num_large: Some(0),
-            ..opts()
-        });
-        assert!(msg.contains("no point"), "{msg}");
-        let msg = e(MatrixOptions {
-            run: RunKind::Advanced,
-            num_streamio: Some(2),
-            ..opts()
-        });
-        assert!(msg.contains("--large-type seq"), "{msg}");
-        let msg = e(MatrixOptions {
-            run: RunKind::Oltp,
-            num_large: Some(1),
-            ..opts()
-        });
-        assert!(msg.contains("--run oltp"), "{msg}");
-        let msg = e(MatrixOptions {
-            run: RunKind::Advanced,
-            write_pct: Some(120),
-            ..opts()
-        });
-        assert!(msg.contains("--write"), "{msg}");
+        refused(
+            |o| o.num_large = Some(3),
+            "--num-large does not go with --run simple",
+        );
+        refused(
+            |o| {
+                (o.run, o.matrix) = (RunKind::Advanced, Some(MatrixKind::Row));
+                o.num_small = Some(0);
+            },
+            "nothing to measure",
+        );
+        refused(
+            |o| {
+                o.run = RunKind::Advanced;
+                (o.num_small, o.num_large) = (Some(0), Some(0));
+            },
+            "no point",
+        );
+        refused(
+            |o| (o.run, o.num_streamio) = (RunKind::Advanced, Some(2)),
+            "--large-type seq",
+        );
+        refused(
+            |o| (o.run, o.num_large) = (RunKind::Oltp, Some(1)),
+            "--run oltp",
+        );
+        refused(
+            |o| (o.run, o.write_pct) = (RunKind::Advanced, Some(120)),
+            "--write",
+        );
     }
 
     #[test]

@@ -14,8 +14,8 @@
 //! no such point (or it did not finish). The time stamp is local time, as in
 //! ORION. MB/s are 10^6 bytes per second.
 
-use crate::fmt::fixed;
-use crate::matrix::{LargeType, MatrixConfig, MatrixPoint, MatrixRun, StreamFigures};
+use crate::matrix::{LargeType, MatrixConfig, MatrixPoint, MatrixRun, Stream, StreamFigures};
+use iolens_core::fmt::fixed;
 use iolens_core::result::TargetInfo;
 use iolens_engine::Layout;
 use serde_json::Value;
@@ -77,50 +77,54 @@ fn grid(rows: &[u32], cols: &[u32], cell: impl Fn(u32, u32) -> Option<String>) -
     t
 }
 
-/// Rows (large loads) and columns (small loads ≥ 1) of the small stream's files.
-fn small_shape(cfg: &MatrixConfig) -> (Vec<u32>, Vec<u32>) {
-    let pts = cfg.points.iter().filter(|p| p.0 > 0);
+/// A stream's figures at one point, if it ran there.
+fn figures(stream: Stream, p: &MatrixPoint) -> Option<&StreamFigures> {
+    match stream {
+        Stream::Small => p.small.as_ref(),
+        Stream::Large => p.large.as_ref(),
+    }
+}
+
+/// Rows (large loads) and columns (small loads) of a stream's file: the
+/// points where that stream runs (its own load ≥ 1).
+fn shape(cfg: &MatrixConfig, stream: Stream) -> (Vec<u32>, Vec<u32>) {
+    let pts = cfg.points.iter().filter(|p| match stream {
+        Stream::Small => p.0 > 0,
+        Stream::Large => p.1 > 0,
+    });
     let rows: BTreeSet<u32> = pts.clone().map(|p| p.1).collect();
     let cols: BTreeSet<u32> = pts.map(|p| p.0).collect();
     (rows.into_iter().collect(), cols.into_iter().collect())
 }
 
-/// Rows (large loads ≥ 1) and columns (small loads) of the large stream's file.
-fn large_shape(cfg: &MatrixConfig) -> (Vec<u32>, Vec<u32>) {
-    let pts = cfg.points.iter().filter(|p| p.1 > 0);
-    let rows: BTreeSet<u32> = pts.clone().map(|p| p.1).collect();
-    let cols: BTreeSet<u32> = pts.map(|p| p.0).collect();
-    (rows.into_iter().collect(), cols.into_iter().collect())
+/// One stream's figure over the matrix, one cell per finished point.
+fn stream_csv(
+    cfg: &MatrixConfig,
+    run: &MatrixRun,
+    stream: Stream,
+    cell: impl Fn(&StreamFigures) -> String,
+) -> String {
+    let (rows, cols) = shape(cfg, stream);
+    grid(&rows, &cols, |l, s| {
+        point_at(run, s, l)
+            .and_then(|p| figures(stream, p))
+            .map(&cell)
+    })
 }
 
 /// `_iops.csv`: IOPS of the small stream.
 pub fn iops_csv(cfg: &MatrixConfig, run: &MatrixRun) -> String {
-    let (rows, cols) = small_shape(cfg);
-    grid(&rows, &cols, |l, s| {
-        point_at(run, s, l)
-            .and_then(|p| p.small.as_ref())
-            .map(|f| format!("{:.0}", f.iops))
-    })
+    stream_csv(cfg, run, Stream::Small, |f| format!("{:.0}", f.iops))
 }
 
 /// `_mbps.csv`: MB/s of the large stream.
 pub fn mbps_csv(cfg: &MatrixConfig, run: &MatrixRun) -> String {
-    let (rows, cols) = large_shape(cfg);
-    grid(&rows, &cols, |l, s| {
-        point_at(run, s, l)
-            .and_then(|p| p.large.as_ref())
-            .map(|f| format!("{:.2}", f.mbps))
-    })
+    stream_csv(cfg, run, Stream::Large, |f| format!("{:.2}", f.mbps))
 }
 
 /// `_lat.csv`: mean latency of the small stream, µs.
 pub fn lat_csv(cfg: &MatrixConfig, run: &MatrixRun) -> String {
-    let (rows, cols) = small_shape(cfg);
-    grid(&rows, &cols, |l, s| {
-        point_at(run, s, l)
-            .and_then(|p| p.small.as_ref())
-            .map(|f| format!("{:.2}", f.lat_mean_us))
-    })
+    stream_csv(cfg, run, Stream::Small, |f| format!("{:.2}", f.lat_mean_us))
 }
 
 fn columns(label: &str, v: impl Iterator<Item = u32>) -> String {

@@ -1,6 +1,8 @@
 //! Core types shared by every iolens command: typed units (sizes, durations),
-//! latency statistics, host facts, the result schema and result directories.
+//! latency statistics, number formatting for people, host facts, the result
+//! schema and result directories.
 
+pub mod fmt;
 pub mod host;
 pub mod interrupt;
 pub mod latency;
