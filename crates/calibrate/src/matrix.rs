@@ -861,11 +861,19 @@ mod tests {
     use super::*;
     use crate::test_util::assert_refused;
 
+    /// ORION's defaults on one target.
     fn opts() -> MatrixOptions {
+        let targets = vec!["/tmp/a".into()];
         MatrixOptions {
-            targets: vec!["/tmp/a".into()],
+            targets,
             ..Default::default()
         }
+    }
+
+    /// `o` as `--run advanced --matrix m`.
+    fn advanced(o: &mut MatrixOptions, m: Option<MatrixKind>) -> &mut MatrixOptions {
+        (o.run, o.matrix) = (RunKind::Advanced, m);
+        o
     }
 
     #[test]
@@ -942,10 +950,7 @@ mod tests {
             assert_refused(opts(), edit, MatrixOptions::resolve, fix)
         };
         refused(
-            |o| {
-                (o.run, o.matrix) = (RunKind::Advanced, Some(MatrixKind::Point));
-                o.num_small = Some(4);
-            },
+            |o| advanced(o, Some(MatrixKind::Point)).num_small = Some(4),
             "--num-large",
         );
         refused(
@@ -953,31 +958,22 @@ mod tests {
             "--num-large does not go with --run simple",
         );
         refused(
-            |o| {
-                (o.run, o.matrix) = (RunKind::Advanced, Some(MatrixKind::Row));
-                o.num_small = Some(0);
-            },
+            |o| advanced(o, Some(MatrixKind::Row)).num_small = Some(0),
             "nothing to measure",
         );
         refused(
-            |o| {
-                o.run = RunKind::Advanced;
-                (o.num_small, o.num_large) = (Some(0), Some(0));
-            },
+            |o| (advanced(o, None).num_small, o.num_large) = (Some(0), Some(0)),
             "no point",
         );
         refused(
-            |o| (o.run, o.num_streamio) = (RunKind::Advanced, Some(2)),
+            |o| advanced(o, None).num_streamio = Some(2),
             "--large-type seq",
         );
         refused(
             |o| (o.run, o.num_large) = (RunKind::Oltp, Some(1)),
             "--run oltp",
         );
-        refused(
-            |o| (o.run, o.write_pct) = (RunKind::Advanced, Some(120)),
-            "--write",
-        );
+        refused(|o| advanced(o, None).write_pct = Some(120), "--write");
     }
 
     #[test]
