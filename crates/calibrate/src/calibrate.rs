@@ -1011,16 +1011,20 @@ mod tests {
         }
     }
 
+    /// Trials 1, 2, … with these (max_iops, max_mbps).
+    fn calibration(figures: &[(f64, f64)]) -> Calibration {
+        Calibration {
+            trials: (1..)
+                .zip(figures)
+                .map(|(n, &(iops, mbps))| trial(n, iops, mbps))
+                .collect(),
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn summary_has_the_figures_and_their_spread() {
-        let cal = Calibration {
-            trials: vec![
-                trial(1, 3000.0, 80.0),
-                trial(2, 3060.0, 80.0),
-                trial(3, 2940.0, 80.0),
-            ],
-            ..Default::default()
-        };
+        let cal = calibration(&[(3000.0, 80.0), (3060.0, 80.0), (2940.0, 80.0)]);
         let s = cal.summary();
         assert_eq!(s["max_iops"], 3000.0);
         assert_eq!(s["max_mbps"], 80.0);
@@ -1037,24 +1041,14 @@ mod tests {
 
     #[test]
     fn a_wide_spread_is_explained() {
-        let rising = Calibration {
-            trials: vec![
-                trial(1, 1000.0, 80.0),
-                trial(2, 2000.0, 80.0),
-                trial(3, 3000.0, 80.0),
-            ],
-            ..Default::default()
-        };
+        let rising = calibration(&[(1000.0, 80.0), (2000.0, 80.0), (3000.0, 80.0)]);
         let w = warnings(&cfg(), &rising);
         assert!(
             w.iter()
                 .any(|w| w.contains("max_iops") && w.contains("cache")),
             "{w:?}"
         );
-        let steady = Calibration {
-            trials: vec![trial(1, 3000.0, 80.0), trial(2, 3010.0, 80.2)],
-            ..Default::default()
-        };
+        let steady = calibration(&[(3000.0, 80.0), (3010.0, 80.2)]);
         assert!(warnings(&cfg(), &steady).is_empty());
     }
 }
