@@ -15,10 +15,10 @@
 //! max and coefficient of variation.
 
 use crate::concurrent::run_together;
-use crate::fmt::{fixed, ms, rate};
-use crate::ladder::{self, LadderConfig, Phase, Sample, Stop};
+use crate::ladder::{self, LadderConfig, LadderOutcome, Phase, Sample, Stop};
 use crate::split::split;
 use crate::stats::{monotonic, spread, Spread};
+use iolens_core::fmt::{fixed, ms, rate};
 use iolens_core::units::human_bytes;
 use iolens_core::{ByteSize, LatencySummary};
 use iolens_engine::report::device_total;
@@ -418,71 +418,17 @@ pub fn run(
                 if interrupt.load(Ordering::Relaxed) || cal.error.is_some() {
                     return Ok(None);
                 }
-                let spec = Arc::new(cfg.step_spec(trial, io, o, index));
-                index += 1;
-                observe(Event::Step {
+                let step = StepPlan {
                     trial,
                     io,
                     phase,
                     outstanding: o,
-                    started: Instant::now(),
-                });
-                let mut runs =
-                    run_together(std::slice::from_ref(&spec), targets, interrupt, || {
-                        observe(Event::Tick)
-                    })?;
-                let out = runs.remove(0).outcome;
-                let p = LadderPoint::new(cfg, trial, io, phase, &spec, &out);
-                let sample = Sample {
-                    value: p.value(),
-                    lat_us: p.lat_us.mean,
+                    index,
                 };
-                let cut = p.interrupted;
-                cal.points.push(p);
-                if let Some(e) = out.error {
-                    cal.error = Some(e);
-                }
-                if interrupt.load(Ordering::Relaxed) {
-                    cal.interrupted = true;
-                }
-                observe(Event::Measured(&cal));
-                Ok(if cut { None } else { Some(sample) })
+                index += 1;
+                run_step(cfg, targets, interrupt, observe, &mut cal, step)
             })?;
-            let points = &cal.points[first..];
-            let stop = (outcome.stop != Stop::Stopped).then_some(outcome.stop);
-            match io {
-                IoKind::Small => {
-                    tr.small_stop = stop;
-                    let best = lcfg.best(&outcome.steps).map(|i| (i, true)).or_else(|| {
-                        // Nothing within the limit: report the lowest-latency step.
-                        (0..outcome.steps.len())
-                            .min_by(|&a, &b| {
-                                outcome.steps[a]
-                                    .sample
-                                    .lat_us
-                                    .total_cmp(&outcome.steps[b].sample.lat_us)
-                            })
-                            .map(|i| (i, false))
-                    });
-                    if let Some((i, within)) = best {
-                        let p = &points[i];
-                        tr.max_iops = Some(p.iops);
-                        tr.latency_ms = Some(p.lat_us.mean / 1e3);
-                        tr.latency_p99_ms = Some(p.lat_us.p99 / 1e3);
-                        tr.iops_outstanding = Some(p.outstanding);
-                        tr.iops_within_latency = within;
-                    }
-                }
-                IoKind::Large => {
-                    tr.large_stop = stop;
-                    if let Some(i) = lcfg.best(&outcome.steps) {
-                        let p = &points[i];
-                        tr.max_mbps = Some(p.mbps);
-                        tr.mbps_outstanding = Some(p.outstanding);
-                        tr.mbps_latency_ms = Some(p.lat_us.mean / 1e3);
-                    }
-                }
-            }
+            tr.record(io, &lcfg, &outcome, &cal.points[first..]);
             if outcome.cut_short || outcome.stop == Stop::Stopped {
                 cal.trials.push(tr);
                 break 'trials;
@@ -492,6 +438,101 @@ pub fn run(
         observe(Event::Measured(&cal));
     }
     Ok(cal)
+}
+
+/// Which ladder step to run.
+struct StepPlan {
+    trial: u32,
+    io: IoKind,
+    phase: Phase,
+    outstanding: u32,
+    /// Steps of this ladder before this one.
+    index: u32,
+}
+
+/// Runs one ladder step and adds it to `cal`; the sample the ladder goes
+/// on with, or `None` when the step was cut short.
+fn run_step(
+    cfg: &CalibrateConfig,
+    targets: &Arc<TargetSet>,
+    interrupt: &AtomicBool,
+    observe: &mut dyn FnMut(Event<'_>),
+    cal: &mut Calibration,
+    step: StepPlan,
+) -> Result<Option<Sample>, JobError> {
+    let spec = Arc::new(cfg.step_spec(step.trial, step.io, step.outstanding, step.index));
+    observe(Event::Step {
+        trial: step.trial,
+        io: step.io,
+        phase: step.phase,
+        outstanding: step.outstanding,
+        started: Instant::now(),
+    });
+    let mut runs = run_together(std::slice::from_ref(&spec), targets, interrupt, || {
+        observe(Event::Tick)
+    })?;
+    let out = runs.remove(0).outcome;
+    let p = LadderPoint::new(cfg, step.trial, step.io, step.phase, &spec, &out);
+    let sample = Sample {
+        value: p.value(),
+        lat_us: p.lat_us.mean,
+    };
+    let cut = p.interrupted;
+    cal.points.push(p);
+    if let Some(e) = out.error {
+        cal.error = Some(e);
+    }
+    if interrupt.load(Ordering::Relaxed) {
+        cal.interrupted = true;
+    }
+    observe(Event::Measured(cal));
+    Ok(if cut { None } else { Some(sample) })
+}
+
+impl TrialResult {
+    /// Takes the figures of one finished ladder; `points` are its steps.
+    fn record(
+        &mut self,
+        io: IoKind,
+        lcfg: &LadderConfig,
+        outcome: &LadderOutcome,
+        points: &[LadderPoint],
+    ) {
+        let stop = (outcome.stop != Stop::Stopped).then_some(outcome.stop);
+        match io {
+            IoKind::Small => {
+                self.small_stop = stop;
+                let best = lcfg.best(&outcome.steps).map(|i| (i, true)).or_else(|| {
+                    // Nothing within the limit: report the lowest-latency step.
+                    (0..outcome.steps.len())
+                        .min_by(|&a, &b| {
+                            outcome.steps[a]
+                                .sample
+                                .lat_us
+                                .total_cmp(&outcome.steps[b].sample.lat_us)
+                        })
+                        .map(|i| (i, false))
+                });
+                if let Some((i, within)) = best {
+                    let p = &points[i];
+                    self.max_iops = Some(p.iops);
+                    self.latency_ms = Some(p.lat_us.mean / 1e3);
+                    self.latency_p99_ms = Some(p.lat_us.p99 / 1e3);
+                    self.iops_outstanding = Some(p.outstanding);
+                    self.iops_within_latency = within;
+                }
+            }
+            IoKind::Large => {
+                self.large_stop = stop;
+                if let Some(i) = lcfg.best(&outcome.steps) {
+                    let p = &points[i];
+                    self.max_mbps = Some(p.mbps);
+                    self.mbps_outstanding = Some(p.outstanding);
+                    self.mbps_latency_ms = Some(p.lat_us.mean / 1e3);
+                }
+            }
+        }
+    }
 }
 
 /// The spread of each figure over the trials that measured it.
@@ -563,15 +604,37 @@ impl Calibration {
 pub fn warnings(cfg: &CalibrateConfig, cal: &Calibration) -> Vec<String> {
     let mut w = Vec::new();
     let f = cal.figures();
-    let extra_ratio = |io: IoKind| {
-        let (ours, dev) = cal
-            .points
-            .iter()
-            .filter(|p| p.io == io)
-            .filter_map(|p| p.device_read_ios.map(|d| (p.ops, d)))
-            .fold((0u64, 0u64), |a, b| (a.0 + b.0, a.1 + b.1));
-        (ours > 0).then(|| dev as f64 / ours as f64)
-    };
+    spread_warnings(&mut w, cal, &f);
+    latency_warnings(&mut w, cfg, cal);
+    ladder_limit_warning(&mut w, cfg, cal);
+    device_warnings(&mut w, cfg, cal, &f);
+    let coarse = cal
+        .points
+        .iter()
+        .filter(|p| !p.interrupted && p.ops < 200)
+        .count();
+    if coarse > 0 {
+        w.push(format!(
+            "{coarse} step(s) completed fewer than 200 I/Os: their figures are coarse; use a longer --step-time"
+        ));
+    }
+    w
+}
+
+/// Requests the devices saw per read iolens issued, over the steps of `io`
+/// with device counters (`None`: no such step).
+fn device_read_ratio(cal: &Calibration, io: IoKind) -> Option<f64> {
+    let (ours, dev) = cal
+        .points
+        .iter()
+        .filter(|p| p.io == io)
+        .filter_map(|p| p.device_read_ios.map(|d| (p.ops, d)))
+        .fold((0u64, 0u64), |a, b| (a.0 + b.0, a.1 + b.1));
+    (ours > 0).then(|| dev as f64 / ours as f64)
+}
+
+/// `max_iops` or `max_mbps` that vary over the trials, with the likely cause.
+fn spread_warnings(w: &mut Vec<String>, cal: &Calibration, f: &Figures) {
     for (name, s, vals, io) in [
         (
             "max_iops",
@@ -599,7 +662,7 @@ pub fn warnings(cfg: &CalibrateConfig, cal: &Calibration) -> Vec<String> {
         let cause = match monotonic(&vals) {
             Some(true) => "it rises from trial to trial: a cache is warming up (in the device, the array, or the host's page cache under a virtual disk); use targets larger than those caches".to_string(),
             Some(false) => "it falls from trial to trial: burst credits running out, thermal throttling or background work in the device".to_string(),
-            None => match extra_ratio(io) {
+            None => match device_read_ratio(cal, io) {
                 Some(r) if io == IoKind::Small && r > 1.1 => format!(
                     "the devices saw {:.0} % more reads than iolens issued: other I/O shares the device; calibrate when it is idle",
                     (r - 1.0) * 100.0
@@ -612,6 +675,10 @@ pub fn warnings(cfg: &CalibrateConfig, cal: &Calibration) -> Vec<String> {
             s.cv_pct, s.n
         ));
     }
+}
+
+/// Trials where no step met `--max-latency`.
+fn latency_warnings(w: &mut Vec<String>, cfg: &CalibrateConfig, cal: &Calibration) {
     for t in &cal.trials {
         if t.max_iops.is_some() && !t.iops_within_latency {
             w.push(format!(
@@ -624,6 +691,10 @@ pub fn warnings(cfg: &CalibrateConfig, cal: &Calibration) -> Vec<String> {
             ));
         }
     }
+}
+
+/// The first ladder that reached `--max-outstanding` while still growing.
+fn ladder_limit_warning(w: &mut Vec<String>, cfg: &CalibrateConfig, cal: &Calibration) {
     for (io, stop) in cal
         .trials
         .iter()
@@ -638,11 +709,15 @@ pub fn warnings(cfg: &CalibrateConfig, cal: &Calibration) -> Vec<String> {
             break;
         }
     }
+}
+
+/// What the device counters say: missing, large reads split, foreign I/O.
+fn device_warnings(w: &mut Vec<String>, cfg: &CalibrateConfig, cal: &Calibration, f: &Figures) {
     if cal.points.iter().all(|p| p.device.is_null()) && !cal.points.is_empty() {
         w.push("no block device found under the targets (tmpfs, overlay?): device counters are missing and the figures may not reflect any storage".into());
     }
-    let small_ratio = extra_ratio(IoKind::Small).unwrap_or(1.0);
-    if let Some(r) = extra_ratio(IoKind::Large) {
+    let small_ratio = device_read_ratio(cal, IoKind::Small).unwrap_or(1.0);
+    if let Some(r) = device_read_ratio(cal, IoKind::Large) {
         // Only when small reads show no foreign I/O: then extra requests are splits.
         if r >= 1.5 && small_ratio <= 1.1 {
             w.push(format!(
@@ -652,7 +727,7 @@ pub fn warnings(cfg: &CalibrateConfig, cal: &Calibration) -> Vec<String> {
             ));
         }
     }
-    if let Some(r) = extra_ratio(IoKind::Small) {
+    if let Some(r) = device_read_ratio(cal, IoKind::Small) {
         if r > 1.1 && f.max_iops.cv_pct <= 5.0 {
             w.push(format!(
                 "the devices under the targets saw {:.0} % more small reads than iolens issued: other I/O shared the device during the calibration",
@@ -660,17 +735,6 @@ pub fn warnings(cfg: &CalibrateConfig, cal: &Calibration) -> Vec<String> {
             ));
         }
     }
-    let coarse = cal
-        .points
-        .iter()
-        .filter(|p| !p.interrupted && p.ops < 200)
-        .count();
-    if coarse > 0 {
-        w.push(format!(
-            "{coarse} step(s) completed fewer than 200 I/Os: their figures are coarse; use a longer --step-time"
-        ));
-    }
-    w
 }
 
 /// The familiar line: `max_iops = 3766  latency = 18.21 ms  max_mbps = 358`.
@@ -715,36 +779,7 @@ pub fn report_text(
         let _ = writeln!(t, "status: {status}");
     }
     let _ = writeln!(t, "{}", headline(cal));
-    let f = cal.figures();
-    if f.max_iops.n > 1 || f.max_mbps.n > 1 {
-        let _ = writeln!(t);
-        let _ = writeln!(
-            t,
-            "{:<12}{:>12}{:>12}{:>12}{:>9}",
-            "over trials", "mean", "min", "max", "CV"
-        );
-        for (name, s, fmt) in [
-            (
-                "max_iops",
-                f.max_iops,
-                &(|v: f64| format!("{v:.0}")) as &dyn Fn(f64) -> String,
-            ),
-            ("latency ms", f.latency_ms, &ms),
-            ("max_mbps", f.max_mbps, &rate),
-        ] {
-            if s.n == 0 {
-                continue;
-            }
-            let _ = writeln!(
-                t,
-                "{name:<12}{:>12}{:>12}{:>12}{:>7.2} %",
-                fmt(s.mean),
-                fmt(s.min),
-                fmt(s.max),
-                s.cv_pct
-            );
-        }
-    }
+    write_spread_table(&mut t, &cal.figures());
     for tr in &cal.trials {
         for io in [IoKind::Small, IoKind::Large] {
             let pts: Vec<&LadderPoint> = cal
@@ -756,65 +791,7 @@ pub fn report_text(
                 continue;
             }
             let _ = writeln!(t);
-            let (what, result, stop) = match io {
-                IoKind::Small => (
-                    format!("small random reads {}", ByteSize(cfg.small_bs)),
-                    tr.max_iops.map_or("-".into(), |v| {
-                        format!(
-                            "max_iops {v:.0} at {} outstanding, mean latency {} ms",
-                            tr.iops_outstanding.unwrap_or(0),
-                            ms(tr.latency_ms.unwrap_or(0.0))
-                        )
-                    }),
-                    tr.small_stop,
-                ),
-                IoKind::Large => (
-                    format!("large random reads {}", ByteSize(cfg.large_bs)),
-                    tr.max_mbps.map_or("-".into(), |v| {
-                        format!(
-                            "max_mbps {} at {} outstanding",
-                            rate(v),
-                            tr.mbps_outstanding.unwrap_or(0)
-                        )
-                    }),
-                    tr.large_stop,
-                ),
-            };
-            let _ = writeln!(
-                t,
-                "trial {} — {what}: {result}; ladder stopped on {}",
-                tr.trial,
-                stop.map_or("an interrupt", |s| s.describe())
-            );
-            let _ = writeln!(
-                t,
-                "  {:>11} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12}",
-                "outstanding", "threads×qd", "IOPS", "MB/s", "mean ms", "p99 ms", "dev await ms"
-            );
-            for p in pts {
-                let mark = match (p.phase, p.interrupted, p.within_latency) {
-                    (_, true, _) => "  (cut short)",
-                    (_, _, false) => "  > max latency",
-                    (Phase::Refine, _, _) => "  (refine)",
-                    _ => "",
-                };
-                let await_ms = p
-                    .device
-                    .get("read_await_ms")
-                    .and_then(Value::as_f64)
-                    .map_or("-".into(), ms);
-                let _ = writeln!(
-                    t,
-                    "  {:>11} {:>10} {:>10.0} {:>10} {:>10} {:>10} {:>12}{mark}",
-                    p.outstanding,
-                    format!("{}×{}", p.threads, p.qd),
-                    p.iops,
-                    fixed(p.mbps, 3, 2),
-                    ms(p.lat_us.mean / 1e3),
-                    ms(p.lat_us.p99 / 1e3),
-                    await_ms
-                );
-            }
+            write_ladder_table(&mut t, cfg, tr, io, &pts);
         }
     }
     if let Some(e) = &cal.error {
@@ -824,6 +801,109 @@ pub fn report_text(
         let _ = writeln!(t, "warning: {w}");
     }
     t
+}
+
+/// Mean, min, max and CV of each figure, when some trial repeated it.
+fn write_spread_table(t: &mut String, f: &Figures) {
+    if f.max_iops.n <= 1 && f.max_mbps.n <= 1 {
+        return;
+    }
+    let _ = writeln!(t);
+    let _ = writeln!(
+        t,
+        "{:<12}{:>12}{:>12}{:>12}{:>9}",
+        "over trials", "mean", "min", "max", "CV"
+    );
+    for (name, s, fmt) in [
+        (
+            "max_iops",
+            f.max_iops,
+            &(|v: f64| format!("{v:.0}")) as &dyn Fn(f64) -> String,
+        ),
+        ("latency ms", f.latency_ms, &ms),
+        ("max_mbps", f.max_mbps, &rate),
+    ] {
+        if s.n == 0 {
+            continue;
+        }
+        let _ = writeln!(
+            t,
+            "{name:<12}{:>12}{:>12}{:>12}{:>7.2} %",
+            fmt(s.mean),
+            fmt(s.min),
+            fmt(s.max),
+            s.cv_pct
+        );
+    }
+}
+
+/// One trial's ladder of `io`: what it found, why it stopped, and its steps.
+fn write_ladder_table(
+    t: &mut String,
+    cfg: &CalibrateConfig,
+    tr: &TrialResult,
+    io: IoKind,
+    pts: &[&LadderPoint],
+) {
+    let (what, result, stop) = match io {
+        IoKind::Small => (
+            format!("small random reads {}", ByteSize(cfg.small_bs)),
+            tr.max_iops.map_or("-".into(), |v| {
+                format!(
+                    "max_iops {v:.0} at {} outstanding, mean latency {} ms",
+                    tr.iops_outstanding.unwrap_or(0),
+                    ms(tr.latency_ms.unwrap_or(0.0))
+                )
+            }),
+            tr.small_stop,
+        ),
+        IoKind::Large => (
+            format!("large random reads {}", ByteSize(cfg.large_bs)),
+            tr.max_mbps.map_or("-".into(), |v| {
+                format!(
+                    "max_mbps {} at {} outstanding",
+                    rate(v),
+                    tr.mbps_outstanding.unwrap_or(0)
+                )
+            }),
+            tr.large_stop,
+        ),
+    };
+    let _ = writeln!(
+        t,
+        "trial {} — {what}: {result}; ladder stopped on {}",
+        tr.trial,
+        stop.map_or("an interrupt", |s| s.describe())
+    );
+    let _ = writeln!(
+        t,
+        "  {:>11} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12}",
+        "outstanding", "threads×qd", "IOPS", "MB/s", "mean ms", "p99 ms", "dev await ms"
+    );
+    for p in pts {
+        let mark = match (p.phase, p.interrupted, p.within_latency) {
+            (_, true, _) => "  (cut short)",
+            (_, _, false) => "  > max latency",
+            (Phase::Refine, _, _) => "  (refine)",
+            _ => "",
+        };
+        let await_ms = p
+            .device
+            .get("read_await_ms")
+            .and_then(Value::as_f64)
+            .map_or("-".into(), ms);
+        let _ = writeln!(
+            t,
+            "  {:>11} {:>10} {:>10.0} {:>10} {:>10} {:>10} {:>12}{mark}",
+            p.outstanding,
+            format!("{}×{}", p.threads, p.qd),
+            p.iops,
+            fixed(p.mbps, 3, 2),
+            ms(p.lat_us.mean / 1e3),
+            ms(p.lat_us.p99 / 1e3),
+            await_ms
+        );
+    }
 }
 
 /// `ladder.csv`: every step, one row each.
@@ -869,6 +949,7 @@ pub fn ladder_csv(cal: &Calibration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_util::assert_refused;
 
     fn cfg() -> CalibrateConfig {
         CalibrateConfig {
@@ -880,33 +961,19 @@ mod tests {
     #[test]
     fn defaults_are_valid_and_bad_values_say_what_to_type() {
         assert!(cfg().validate().is_ok());
-        let e = CalibrateConfig { trials: 0, ..cfg() }
-            .validate()
-            .unwrap_err();
-        assert!(e.contains("--trials"), "{e}");
-        let e = CalibrateConfig {
-            max_outstanding: 4096,
-            large_bs: 64 << 20,
-            ..cfg()
-        }
-        .validate()
-        .unwrap_err();
-        assert!(e.contains("buffers"), "{e}");
-        let e = CalibrateConfig {
-            engine: EngineKind::Null,
-            ..cfg()
-        }
-        .validate()
-        .unwrap_err();
-        assert!(e.contains("io_uring"), "{e}");
-        let e = CalibrateConfig {
-            layout: Layout::Raid0,
-            stripe: 512 << 10,
-            ..cfg()
-        }
-        .validate()
-        .unwrap_err();
-        assert!(e.contains("--stripe"), "{e}");
+        let refused = |edit: fn(&mut CalibrateConfig), fix| {
+            assert_refused(cfg(), edit, |c| c.validate(), fix)
+        };
+        refused(|c| c.trials = 0, "--trials");
+        refused(
+            |c| (c.max_outstanding, c.large_bs) = (4096, 64 << 20),
+            "buffers",
+        );
+        refused(|c| c.engine = EngineKind::Null, "io_uring");
+        refused(
+            |c| (c.layout, c.stripe) = (Layout::Raid0, 512 << 10),
+            "--stripe",
+        );
     }
 
     #[test]
@@ -944,16 +1011,20 @@ mod tests {
         }
     }
 
+    /// Trials 1, 2, … with these (max_iops, max_mbps).
+    fn calibration(figures: &[(f64, f64)]) -> Calibration {
+        Calibration {
+            trials: (1..)
+                .zip(figures)
+                .map(|(n, &(iops, mbps))| trial(n, iops, mbps))
+                .collect(),
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn summary_has_the_figures_and_their_spread() {
-        let cal = Calibration {
-            trials: vec![
-                trial(1, 3000.0, 80.0),
-                trial(2, 3060.0, 80.0),
-                trial(3, 2940.0, 80.0),
-            ],
-            ..Default::default()
-        };
+        let cal = calibration(&[(3000.0, 80.0), (3060.0, 80.0), (2940.0, 80.0)]);
         let s = cal.summary();
         assert_eq!(s["max_iops"], 3000.0);
         assert_eq!(s["max_mbps"], 80.0);
@@ -970,24 +1041,14 @@ mod tests {
 
     #[test]
     fn a_wide_spread_is_explained() {
-        let rising = Calibration {
-            trials: vec![
-                trial(1, 1000.0, 80.0),
-                trial(2, 2000.0, 80.0),
-                trial(3, 3000.0, 80.0),
-            ],
-            ..Default::default()
-        };
+        let rising = calibration(&[(1000.0, 80.0), (2000.0, 80.0), (3000.0, 80.0)]);
         let w = warnings(&cfg(), &rising);
         assert!(
             w.iter()
                 .any(|w| w.contains("max_iops") && w.contains("cache")),
             "{w:?}"
         );
-        let steady = Calibration {
-            trials: vec![trial(1, 3000.0, 80.0), trial(2, 3010.0, 80.2)],
-            ..Default::default()
-        };
+        let steady = calibration(&[(3000.0, 80.0), (3010.0, 80.2)]);
         assert!(warnings(&cfg(), &steady).is_empty());
     }
 }

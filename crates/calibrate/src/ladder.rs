@@ -139,63 +139,99 @@ pub fn search<E>(
     cfg: &LadderConfig,
     mut measure: impl FnMut(u32, Phase) -> Result<Option<Sample>, E>,
 ) -> Result<LadderOutcome, E> {
-    let max = cfg.max_outstanding.max(1);
     let mut steps: Vec<Step> = Vec::new();
-    let mut o = cfg.start.clamp(1, max);
-    let stopped = |steps: Vec<Step>| LadderOutcome {
+    let outcome = |steps, stop, cut_short| LadderOutcome {
         steps,
-        stop: Stop::Stopped,
-        cut_short: true,
+        stop,
+        cut_short,
     };
-    let stop = loop {
-        let Some(s) = measure(o, Phase::Ladder)? else {
-            return Ok(stopped(steps));
-        };
+    let Some(stop) = climb(cfg, &mut measure, &mut steps)? else {
+        return Ok(outcome(steps, Stop::Stopped, true));
+    };
+    // The first step was already past the limit: come down until one is within it.
+    if stop == Stop::Latency && steps.len() == 1 && !come_down(cfg, &mut measure, &mut steps)? {
+        return Ok(outcome(steps, Stop::Stopped, true));
+    }
+    if let Some(bracket) = bracket(cfg, stop, &steps) {
+        if !refine(cfg, stop, bracket, &mut measure, &mut steps)? {
+            return Ok(outcome(steps, stop, true));
+        }
+    }
+    Ok(outcome(steps, stop, false))
+}
+
+/// Measures `o` in `phase` and keeps the step; its sample, or `None` when
+/// the measurement was cut short.
+fn measure_step<E>(
+    measure: &mut impl FnMut(u32, Phase) -> Result<Option<Sample>, E>,
+    steps: &mut Vec<Step>,
+    o: u32,
+    phase: Phase,
+) -> Result<Option<Sample>, E> {
+    let Some(s) = measure(o, phase)? else {
+        return Ok(None);
+    };
+    steps.push(Step {
+        outstanding: o,
+        phase,
+        sample: s,
+    });
+    Ok(Some(s))
+}
+
+/// Doubles the outstanding I/Os from the start until the latency limit, a
+/// plateau or the cap; `None` when a measurement was cut short.
+fn climb<E>(
+    cfg: &LadderConfig,
+    measure: &mut impl FnMut(u32, Phase) -> Result<Option<Sample>, E>,
+    steps: &mut Vec<Step>,
+) -> Result<Option<Stop>, E> {
+    let max = cfg.max_outstanding.max(1);
+    let mut o = cfg.start.clamp(1, max);
+    loop {
         let best_before = steps.iter().map(|x| x.sample.value).reduce(f64::max);
-        steps.push(Step {
-            outstanding: o,
-            phase: Phase::Ladder,
-            sample: s,
-        });
+        let Some(s) = measure_step(measure, steps, o, Phase::Ladder)? else {
+            return Ok(None);
+        };
         if !cfg.within(&s) {
-            break Stop::Latency;
+            return Ok(Some(Stop::Latency));
         }
         if let Some(b) = best_before {
             if s.value < b * (1.0 + cfg.min_gain) {
-                break Stop::Plateau;
+                return Ok(Some(Stop::Plateau));
             }
         }
         if o >= max {
-            break Stop::Limit;
+            return Ok(Some(Stop::Limit));
         }
         o = o.saturating_mul(2).min(max);
-    };
-    // The first step was already past the limit: come down until one is within it.
-    if stop == Stop::Latency && steps.len() == 1 {
-        let mut o = steps[0].outstanding;
-        while o > 1 {
-            o /= 2;
-            let Some(s) = measure(o, Phase::Ladder)? else {
-                return Ok(stopped(steps));
-            };
-            steps.push(Step {
-                outstanding: o,
-                phase: Phase::Ladder,
-                sample: s,
-            });
-            if cfg.within(&s) {
-                break;
-            }
+    }
+}
+
+/// Halves the outstanding I/Os of the only step until one is within the
+/// latency limit (or 1 is reached); `false` when a measurement was cut short.
+fn come_down<E>(
+    cfg: &LadderConfig,
+    measure: &mut impl FnMut(u32, Phase) -> Result<Option<Sample>, E>,
+    steps: &mut Vec<Step>,
+) -> Result<bool, E> {
+    let mut o = steps[0].outstanding;
+    while o > 1 {
+        o /= 2;
+        let Some(s) = measure_step(measure, steps, o, Phase::Ladder)? else {
+            return Ok(false);
+        };
+        if cfg.within(&s) {
+            break;
         }
     }
-    let value_at = |steps: &[Step], o: u32| {
-        steps
-            .iter()
-            .filter(|s| s.outstanding == o)
-            .map(|s| s.sample.value)
-            .fold(0.0, f64::max)
-    };
-    let bracket = match stop {
+    Ok(true)
+}
+
+/// The two outstanding counts the refinement searches between: around the
+/// latency limit, or the last two steps of a plateau.
+fn bracket(cfg: &LadderConfig, stop: Stop, steps: &[Step]) -> Option<(u32, u32)> {
+    match stop {
         Stop::Latency => {
             let over = steps
                 .iter()
@@ -217,40 +253,44 @@ pub fn search<E>(
             Some((a.min(b), a.max(b)))
         }
         _ => None,
+    }
+}
+
+/// Bisects (geometrically) between `lo` and `hi` for `cfg.refine` steps:
+/// towards the latency limit, or towards the higher figure of a plateau;
+/// `false` when a measurement was cut short.
+fn refine<E>(
+    cfg: &LadderConfig,
+    stop: Stop,
+    (mut lo, mut hi): (u32, u32),
+    measure: &mut impl FnMut(u32, Phase) -> Result<Option<Sample>, E>,
+    steps: &mut Vec<Step>,
+) -> Result<bool, E> {
+    let value_at = |steps: &[Step], o: u32| {
+        steps
+            .iter()
+            .filter(|s| s.outstanding == o)
+            .map(|s| s.sample.value)
+            .fold(0.0, f64::max)
     };
-    if let Some((mut lo, mut hi)) = bracket {
-        for _ in 0..cfg.refine {
-            let Some(mid) = midpoint(lo, hi) else { break };
-            let Some(s) = measure(mid, Phase::Refine)? else {
-                return Ok(LadderOutcome {
-                    steps,
-                    stop,
-                    cut_short: true,
-                });
-            };
-            steps.push(Step {
-                outstanding: mid,
-                phase: Phase::Refine,
-                sample: s,
-            });
-            if stop == Stop::Latency {
-                if cfg.within(&s) {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
-            } else if value_at(&steps, lo) >= value_at(&steps, hi) {
-                hi = mid;
-            } else {
+    for _ in 0..cfg.refine {
+        let Some(mid) = midpoint(lo, hi) else { break };
+        let Some(s) = measure_step(measure, steps, mid, Phase::Refine)? else {
+            return Ok(false);
+        };
+        if stop == Stop::Latency {
+            if cfg.within(&s) {
                 lo = mid;
+            } else {
+                hi = mid;
             }
+        } else if value_at(steps, lo) >= value_at(steps, hi) {
+            hi = mid;
+        } else {
+            lo = mid;
         }
     }
-    Ok(LadderOutcome {
-        steps,
-        stop,
-        cut_short: false,
-    })
+    Ok(true)
 }
 
 #[cfg(test)]

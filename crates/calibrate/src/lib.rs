@@ -13,12 +13,14 @@
 
 pub mod calibrate;
 pub mod concurrent;
-pub mod fmt;
+pub use iolens_core::fmt;
 pub mod ladder;
 pub mod matrix;
 pub mod orion;
 pub mod split;
 pub mod stats;
+#[cfg(test)]
+mod test_util;
 
 pub use calibrate::{CalibrateConfig, Calibration};
 pub use matrix::{MatrixConfig, MatrixOptions, MatrixRun};

@@ -246,151 +246,17 @@ impl MatrixOptions {
     /// Applies the run's meaning and the defaults; refuses impossible
     /// matrices with a message that says what to type instead.
     pub fn resolve(&self) -> Result<MatrixConfig, String> {
-        if self.targets.is_empty() {
-            return Err("no target: give --target PATH (a file or a block device)".into());
-        }
-        if self.engine.no_storage() {
-            return Err(format!(
-                "--engine {} measures no storage; use --engine io_uring or psync",
-                self.engine
-            ));
-        }
-        let run_name = format!("{:?}", self.run).to_lowercase();
-        let reject = |given: bool, flag: &str, why: &str| -> Result<(), String> {
-            if given {
-                Err(format!("{flag} does not go with --run {run_name} ({why}); use --run advanced to choose it"))
-            } else {
-                Ok(())
-            }
-        };
+        self.check_targets()?;
         let disks = self.num_disks.unwrap_or(self.targets.len() as u32).max(1);
         if matches!(self.num_disks, Some(0)) {
             return Err("--num-disks must be at least 1".into());
         }
-        let (matrix, num_small, num_large) = match self.run {
-            RunKind::Simple | RunKind::Normal => {
-                let why = if self.run == RunKind::Simple {
-                    "it runs 8k random and 1m random reads, each alone, at loads set by --num-disks"
-                } else {
-                    "it runs 8k random and 1m random reads and their combinations, at loads set by --num-disks"
-                };
-                reject(self.matrix.is_some(), "--matrix", why)?;
-                reject(self.num_small.is_some(), "--num-small", why)?;
-                reject(self.num_large.is_some(), "--num-large", why)?;
-                reject(self.size_small.is_some(), "--size-small", why)?;
-                reject(self.size_large.is_some(), "--size-large", why)?;
-                reject(self.large_type.is_some(), "--large-type", why)?;
-                reject(self.num_streamio.is_some(), "--num-streamio", why)?;
-                reject(self.write_pct.is_some(), "--write", why)?;
-                reject(self.layout.is_some(), "--layout", why)?;
-                reject(self.stripe.is_some(), "--stripe", why)?;
-                let m = if self.run == RunKind::Simple {
-                    MatrixKind::Basic
-                } else {
-                    MatrixKind::Detailed
-                };
-                (m, 5 * disks, 2 * disks)
-            }
-            RunKind::Oltp => {
-                let why = "it runs small random I/O alone";
-                reject(self.matrix.is_some(), "--matrix", why)?;
-                reject(self.num_large.is_some(), "--num-large", why)?;
-                reject(self.size_large.is_some(), "--size-large", why)?;
-                reject(self.large_type.is_some(), "--large-type", why)?;
-                reject(self.num_streamio.is_some(), "--num-streamio", why)?;
-                (MatrixKind::Row, self.num_small.unwrap_or(5 * disks), 0)
-            }
-            RunKind::Dss => {
-                let why = "it runs large random I/O alone";
-                reject(self.matrix.is_some(), "--matrix", why)?;
-                reject(self.num_small.is_some(), "--num-small", why)?;
-                reject(self.size_small.is_some(), "--size-small", why)?;
-                (MatrixKind::Col, 0, self.num_large.unwrap_or(2 * disks))
-            }
-            RunKind::Advanced => {
-                let m = self.matrix.unwrap_or(MatrixKind::Detailed);
-                match m {
-                    MatrixKind::Point => match (self.num_small, self.num_large) {
-                        (Some(s), Some(l)) => (m, s, l),
-                        _ => {
-                            return Err("--matrix point needs the point: give --num-small N and --num-large M (either may be 0)".into())
-                        }
-                    },
-                    MatrixKind::Row => (m, self.num_small.unwrap_or(5 * disks), self.num_large.unwrap_or(0)),
-                    MatrixKind::Col => (m, self.num_small.unwrap_or(0), self.num_large.unwrap_or(2 * disks)),
-                    _ => (
-                        m,
-                        self.num_small.unwrap_or(5 * disks),
-                        self.num_large.unwrap_or(2 * disks),
-                    ),
-                }
-            }
-        };
-        if num_small > MAX_LOAD || num_large > MAX_LOAD {
-            return Err(format!(
-                "--num-small/--num-large go up to {MAX_LOAD} outstanding I/Os"
-            ));
-        }
-        match matrix {
-            MatrixKind::Row if num_small == 0 => {
-                return Err("--matrix row varies the small load from 1 to --num-small, but --num-small is 0: nothing to measure; give --num-small N".into())
-            }
-            MatrixKind::Col if num_large == 0 => {
-                return Err("--matrix col varies the large load from 1 to --num-large, but --num-large is 0: nothing to measure; give --num-large N".into())
-            }
-            _ if num_small == 0 && num_large == 0 => {
-                return Err(format!(
-                    "--matrix {} with --num-small 0 and --num-large 0 has no point to measure; give at least one of them",
-                    format!("{matrix:?}").to_lowercase()
-                ))
-            }
-            _ => {}
-        }
-        let large_type = self.large_type.unwrap_or(LargeType::Rand);
-        if self.num_streamio.is_some() && large_type != LargeType::Seq {
-            return Err("--num-streamio sets the outstanding I/Os of each sequential stream; it needs --large-type seq".into());
-        }
-        let num_streamio = self.num_streamio.unwrap_or(4);
-        if num_streamio == 0 || num_streamio > 1024 {
-            return Err("--num-streamio must be 1..1024".into());
-        }
-        let write_pct = self.write_pct.unwrap_or(0);
-        if write_pct > 100 {
-            return Err(format!(
-                "--write {write_pct} is not a percentage; use 0..100"
-            ));
-        }
-        let duration = self
-            .duration
-            .unwrap_or(Duration::from_secs(if self.run == RunKind::Dss {
-                240
-            } else {
-                60
-            }));
-        if duration.is_zero() {
-            return Err("--duration must be > 0 (e.g. 60s)".into());
-        }
-        if self.test.is_empty()
-            || !self
-                .test
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
-        {
-            return Err(format!(
-                "--test '{}' names output files: use letters, digits, '-', '_' or '.'",
-                self.test
-            ));
-        }
-        let size_small = self.size_small.unwrap_or(8 << 10);
-        let size_large = self.size_large.unwrap_or(1 << 20);
-        for (flag, bs) in [("--size-small", size_small), ("--size-large", size_large)] {
-            if bs == 0 || bs % 4096 != 0 || bs > (64 << 20) {
-                return Err(format!(
-                    "{flag} {} does not suit direct I/O; use a multiple of 4k up to 64m (e.g. 8k, 1m)",
-                    ByteSize(bs)
-                ));
-            }
-        }
+        let (matrix, num_small, num_large) = self.loads(disks)?;
+        check_loads(matrix, num_small, num_large)?;
+        let (large_type, num_streamio, write_pct) = self.stream_options()?;
+        let duration = self.duration()?;
+        self.check_test_name()?;
+        let (size_small, size_large) = self.io_sizes()?;
         let large_ios = match large_type {
             LargeType::Rand => num_large as u64,
             LargeType::Seq => num_large as u64 * num_streamio as u64,
@@ -437,6 +303,184 @@ impl MatrixOptions {
         }
         cfg.open_spec().validate()?;
         Ok(cfg)
+    }
+
+    /// At least one target, and an engine that touches storage.
+    fn check_targets(&self) -> Result<(), String> {
+        if self.targets.is_empty() {
+            return Err("no target: give --target PATH (a file or a block device)".into());
+        }
+        if self.engine.no_storage() {
+            return Err(format!(
+                "--engine {} measures no storage; use --engine io_uring or psync",
+                self.engine
+            ));
+        }
+        Ok(())
+    }
+
+    /// The matrix and its most small and large loads, as the run sets them;
+    /// refuses the options the run decides itself.
+    fn loads(&self, disks: u32) -> Result<(MatrixKind, u32, u32), String> {
+        let run_name = format!("{:?}", self.run).to_lowercase();
+        let reject = |given: bool, flag: &str, why: &str| -> Result<(), String> {
+            if given {
+                Err(format!("{flag} does not go with --run {run_name} ({why}); use --run advanced to choose it"))
+            } else {
+                Ok(())
+            }
+        };
+        Ok(match self.run {
+            RunKind::Simple | RunKind::Normal => {
+                let why = if self.run == RunKind::Simple {
+                    "it runs 8k random and 1m random reads, each alone, at loads set by --num-disks"
+                } else {
+                    "it runs 8k random and 1m random reads and their combinations, at loads set by --num-disks"
+                };
+                reject(self.matrix.is_some(), "--matrix", why)?;
+                reject(self.num_small.is_some(), "--num-small", why)?;
+                reject(self.num_large.is_some(), "--num-large", why)?;
+                reject(self.size_small.is_some(), "--size-small", why)?;
+                reject(self.size_large.is_some(), "--size-large", why)?;
+                reject(self.large_type.is_some(), "--large-type", why)?;
+                reject(self.num_streamio.is_some(), "--num-streamio", why)?;
+                reject(self.write_pct.is_some(), "--write", why)?;
+                reject(self.layout.is_some(), "--layout", why)?;
+                reject(self.stripe.is_some(), "--stripe", why)?;
+                let m = if self.run == RunKind::Simple {
+                    MatrixKind::Basic
+                } else {
+                    MatrixKind::Detailed
+                };
+                (m, 5 * disks, 2 * disks)
+            }
+            RunKind::Oltp => {
+                let why = "it runs small random I/O alone";
+                reject(self.matrix.is_some(), "--matrix", why)?;
+                reject(self.num_large.is_some(), "--num-large", why)?;
+                reject(self.size_large.is_some(), "--size-large", why)?;
+                reject(self.large_type.is_some(), "--large-type", why)?;
+                reject(self.num_streamio.is_some(), "--num-streamio", why)?;
+                (MatrixKind::Row, self.num_small.unwrap_or(5 * disks), 0)
+            }
+            RunKind::Dss => {
+                let why = "it runs large random I/O alone";
+                reject(self.matrix.is_some(), "--matrix", why)?;
+                reject(self.num_small.is_some(), "--num-small", why)?;
+                reject(self.size_small.is_some(), "--size-small", why)?;
+                (MatrixKind::Col, 0, self.num_large.unwrap_or(2 * disks))
+            }
+            RunKind::Advanced => self.advanced_loads(disks)?,
+        })
+    }
+
+    /// `--run advanced`: the matrix and loads as given, ORION's defaults for
+    /// the rest.
+    fn advanced_loads(&self, disks: u32) -> Result<(MatrixKind, u32, u32), String> {
+        let m = self.matrix.unwrap_or(MatrixKind::Detailed);
+        Ok(match m {
+            MatrixKind::Point => match (self.num_small, self.num_large) {
+                (Some(s), Some(l)) => (m, s, l),
+                _ => {
+                    return Err("--matrix point needs the point: give --num-small N and --num-large M (either may be 0)".into())
+                }
+            },
+            MatrixKind::Row => (m, self.num_small.unwrap_or(5 * disks), self.num_large.unwrap_or(0)),
+            MatrixKind::Col => (m, self.num_small.unwrap_or(0), self.num_large.unwrap_or(2 * disks)),
+            _ => (
+                m,
+                self.num_small.unwrap_or(5 * disks),
+                self.num_large.unwrap_or(2 * disks),
+            ),
+        })
+    }
+
+    /// The large stream's pattern, the I/Os per sequential stream and the
+    /// share of writes.
+    fn stream_options(&self) -> Result<(LargeType, u32, u32), String> {
+        let large_type = self.large_type.unwrap_or(LargeType::Rand);
+        if self.num_streamio.is_some() && large_type != LargeType::Seq {
+            return Err("--num-streamio sets the outstanding I/Os of each sequential stream; it needs --large-type seq".into());
+        }
+        let num_streamio = self.num_streamio.unwrap_or(4);
+        if num_streamio == 0 || num_streamio > 1024 {
+            return Err("--num-streamio must be 1..1024".into());
+        }
+        let write_pct = self.write_pct.unwrap_or(0);
+        if write_pct > 100 {
+            return Err(format!(
+                "--write {write_pct} is not a percentage; use 0..100"
+            ));
+        }
+        Ok((large_type, num_streamio, write_pct))
+    }
+
+    /// Measured time of each point: 60 s, 240 s for `--run dss`.
+    fn duration(&self) -> Result<Duration, String> {
+        let duration = self
+            .duration
+            .unwrap_or(Duration::from_secs(if self.run == RunKind::Dss {
+                240
+            } else {
+                60
+            }));
+        if duration.is_zero() {
+            return Err("--duration must be > 0 (e.g. 60s)".into());
+        }
+        Ok(duration)
+    }
+
+    /// The test name prefixes file names: letters, digits, '-', '_', '.'.
+    fn check_test_name(&self) -> Result<(), String> {
+        if self.test.is_empty()
+            || !self
+                .test
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        {
+            return Err(format!(
+                "--test '{}' names output files: use letters, digits, '-', '_' or '.'",
+                self.test
+            ));
+        }
+        Ok(())
+    }
+
+    /// Small and large I/O sizes, both fit for direct I/O.
+    fn io_sizes(&self) -> Result<(u64, u64), String> {
+        let size_small = self.size_small.unwrap_or(8 << 10);
+        let size_large = self.size_large.unwrap_or(1 << 20);
+        for (flag, bs) in [("--size-small", size_small), ("--size-large", size_large)] {
+            if bs == 0 || bs % 4096 != 0 || bs > (64 << 20) {
+                return Err(format!(
+                    "{flag} {} does not suit direct I/O; use a multiple of 4k up to 64m (e.g. 8k, 1m)",
+                    ByteSize(bs)
+                ));
+            }
+        }
+        Ok((size_small, size_large))
+    }
+}
+
+/// Loads within [`MAX_LOAD`], and a matrix with at least one point.
+fn check_loads(matrix: MatrixKind, num_small: u32, num_large: u32) -> Result<(), String> {
+    if num_small > MAX_LOAD || num_large > MAX_LOAD {
+        return Err(format!(
+            "--num-small/--num-large go up to {MAX_LOAD} outstanding I/Os"
+        ));
+    }
+    match matrix {
+        MatrixKind::Row if num_small == 0 => {
+            Err("--matrix row varies the small load from 1 to --num-small, but --num-small is 0: nothing to measure; give --num-small N".into())
+        }
+        MatrixKind::Col if num_large == 0 => {
+            Err("--matrix col varies the large load from 1 to --num-large, but --num-large is 0: nothing to measure; give --num-large N".into())
+        }
+        _ if num_small == 0 && num_large == 0 => Err(format!(
+            "--matrix {} with --num-small 0 and --num-large 0 has no point to measure; give at least one of them",
+            format!("{matrix:?}").to_lowercase()
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -859,12 +903,21 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_util::assert_refused;
 
+    /// ORION's defaults on one target.
     fn opts() -> MatrixOptions {
+        let targets = vec!["/tmp/a".into()];
         MatrixOptions {
-            targets: vec!["/tmp/a".into()],
+            targets,
             ..Default::default()
         }
+    }
+
+    /// `o` as `--run advanced --matrix m`.
+    fn advanced(o: &mut MatrixOptions, m: Option<MatrixKind>) -> &mut MatrixOptions {
+        (o.run, o.matrix) = (RunKind::Advanced, m);
+        o
     }
 
     #[test]
@@ -877,42 +930,28 @@ mod tests {
         assert!(l.windows(2).all(|w| w[0] < w[1]));
     }
 
+    /// The matrix of `opts()` changed by `edit`.
+    fn resolved(edit: impl FnOnce(&mut MatrixOptions)) -> MatrixConfig {
+        let mut o = opts();
+        edit(&mut o);
+        o.resolve().unwrap()
+    }
+
     #[test]
     fn orion_runs_map_to_their_matrices() {
-        let simple = MatrixOptions {
-            run: RunKind::Simple,
-            ..opts()
-        }
-        .resolve()
-        .unwrap();
+        let simple = resolved(|o| o.run = RunKind::Simple);
         assert_eq!(simple.matrix, MatrixKind::Basic);
         // One disk: small 1..5 alone, then large 1..2 alone.
         assert_eq!(
             simple.points,
             vec![(1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (0, 1), (0, 2)]
         );
-        let normal = MatrixOptions {
-            run: RunKind::Normal,
-            ..opts()
-        }
-        .resolve()
-        .unwrap();
+        let normal = resolved(|o| o.run = RunKind::Normal);
         assert_eq!(normal.points.len(), 6 * 3 - 1);
         assert_eq!(normal.points[0], (1, 0));
-        let oltp = MatrixOptions {
-            run: RunKind::Oltp,
-            num_small: Some(3),
-            ..opts()
-        }
-        .resolve()
-        .unwrap();
+        let oltp = resolved(|o| (o.run, o.num_small) = (RunKind::Oltp, Some(3)));
         assert_eq!(oltp.points, vec![(1, 0), (2, 0), (3, 0)]);
-        let dss = MatrixOptions {
-            run: RunKind::Dss,
-            ..opts()
-        }
-        .resolve()
-        .unwrap();
+        let dss = resolved(|o| o.run = RunKind::Dss);
         assert_eq!(dss.points, vec![(0, 1), (0, 2)]);
         assert_eq!(dss.duration, Duration::from_secs(240));
     }
@@ -951,54 +990,34 @@ mod tests {
 
     #[test]
     fn impossible_matrices_are_refused_with_the_fix() {
-        let e = |o: MatrixOptions| o.resolve().unwrap_err();
-        let msg = e(MatrixOptions {
-            run: RunKind::Advanced,
-            matrix: Some(MatrixKind::Point),
-            num_small: Some(4),
-            ..opts()
-        });
-        assert!(msg.contains("--num-large"), "{msg}");
-        let msg = e(MatrixOptions {
-            num_large: Some(3),
-            ..opts()
-        });
-        assert!(
-            msg.contains("--num-large does not go with --run simple"),
-            "{msg}"
+        let refused = |edit: fn(&mut MatrixOptions), fix| {
+            assert_refused(opts(), edit, MatrixOptions::resolve, fix)
+        };
+        refused(
+            |o| advanced(o, Some(MatrixKind::Point)).num_small = Some(4),
+            "--num-large",
         );
-        let msg = e(MatrixOptions {
-            run: RunKind::Advanced,
-            matrix: Some(MatrixKind::Row),
-            num_small: Some(0),
-            ..opts()
-        });
-        assert!(msg.contains("nothing to measure"), "{msg}");
-        let msg = e(MatrixOptions {
-            run: RunKind::Advanced,
-            num_small: Some(0),
-            num_large: Some(0),
-            ..opts()
-        });
-        assert!(msg.contains("no point"), "{msg}");
-        let msg = e(MatrixOptions {
-            run: RunKind::Advanced,
-            num_streamio: Some(2),
-            ..opts()
-        });
-        assert!(msg.contains("--large-type seq"), "{msg}");
-        let msg = e(MatrixOptions {
-            run: RunKind::Oltp,
-            num_large: Some(1),
-            ..opts()
-        });
-        assert!(msg.contains("--run oltp"), "{msg}");
-        let msg = e(MatrixOptions {
-            run: RunKind::Advanced,
-            write_pct: Some(120),
-            ..opts()
-        });
-        assert!(msg.contains("--write"), "{msg}");
+        refused(
+            |o| o.num_large = Some(3),
+            "--num-large does not go with --run simple",
+        );
+        refused(
+            |o| advanced(o, Some(MatrixKind::Row)).num_small = Some(0),
+            "nothing to measure",
+        );
+        refused(
+            |o| (advanced(o, None).num_small, o.num_large) = (Some(0), Some(0)),
+            "no point",
+        );
+        refused(
+            |o| advanced(o, None).num_streamio = Some(2),
+            "--large-type seq",
+        );
+        refused(
+            |o| (o.run, o.num_large) = (RunKind::Oltp, Some(1)),
+            "--run oltp",
+        );
+        refused(|o| advanced(o, None).write_pct = Some(120), "--write");
     }
 
     #[test]

@@ -14,8 +14,8 @@
 //! no such point (or it did not finish). The time stamp is local time, as in
 //! ORION. MB/s are 10^6 bytes per second.
 
-use crate::fmt::fixed;
-use crate::matrix::{LargeType, MatrixConfig, MatrixPoint, MatrixRun, StreamFigures};
+use crate::matrix::{LargeType, MatrixConfig, MatrixPoint, MatrixRun, Stream, StreamFigures};
+use iolens_core::fmt::fixed;
 use iolens_core::result::TargetInfo;
 use iolens_engine::Layout;
 use serde_json::Value;
@@ -77,50 +77,54 @@ fn grid(rows: &[u32], cols: &[u32], cell: impl Fn(u32, u32) -> Option<String>) -
     t
 }
 
-/// Rows (large loads) and columns (small loads ≥ 1) of the small stream's files.
-fn small_shape(cfg: &MatrixConfig) -> (Vec<u32>, Vec<u32>) {
-    let pts = cfg.points.iter().filter(|p| p.0 > 0);
+/// A stream's figures at one point, if it ran there.
+fn figures(stream: Stream, p: &MatrixPoint) -> Option<&StreamFigures> {
+    match stream {
+        Stream::Small => p.small.as_ref(),
+        Stream::Large => p.large.as_ref(),
+    }
+}
+
+/// Rows (large loads) and columns (small loads) of a stream's file: the
+/// points where that stream runs (its own load ≥ 1).
+fn shape(cfg: &MatrixConfig, stream: Stream) -> (Vec<u32>, Vec<u32>) {
+    let pts = cfg.points.iter().filter(|p| match stream {
+        Stream::Small => p.0 > 0,
+        Stream::Large => p.1 > 0,
+    });
     let rows: BTreeSet<u32> = pts.clone().map(|p| p.1).collect();
     let cols: BTreeSet<u32> = pts.map(|p| p.0).collect();
     (rows.into_iter().collect(), cols.into_iter().collect())
 }
 
-/// Rows (large loads ≥ 1) and columns (small loads) of the large stream's file.
-fn large_shape(cfg: &MatrixConfig) -> (Vec<u32>, Vec<u32>) {
-    let pts = cfg.points.iter().filter(|p| p.1 > 0);
-    let rows: BTreeSet<u32> = pts.clone().map(|p| p.1).collect();
-    let cols: BTreeSet<u32> = pts.map(|p| p.0).collect();
-    (rows.into_iter().collect(), cols.into_iter().collect())
+/// One stream's figure over the matrix, one cell per finished point.
+fn stream_csv(
+    cfg: &MatrixConfig,
+    run: &MatrixRun,
+    stream: Stream,
+    cell: impl Fn(&StreamFigures) -> String,
+) -> String {
+    let (rows, cols) = shape(cfg, stream);
+    grid(&rows, &cols, |l, s| {
+        point_at(run, s, l)
+            .and_then(|p| figures(stream, p))
+            .map(&cell)
+    })
 }
 
 /// `_iops.csv`: IOPS of the small stream.
 pub fn iops_csv(cfg: &MatrixConfig, run: &MatrixRun) -> String {
-    let (rows, cols) = small_shape(cfg);
-    grid(&rows, &cols, |l, s| {
-        point_at(run, s, l)
-            .and_then(|p| p.small.as_ref())
-            .map(|f| format!("{:.0}", f.iops))
-    })
+    stream_csv(cfg, run, Stream::Small, |f| format!("{:.0}", f.iops))
 }
 
 /// `_mbps.csv`: MB/s of the large stream.
 pub fn mbps_csv(cfg: &MatrixConfig, run: &MatrixRun) -> String {
-    let (rows, cols) = large_shape(cfg);
-    grid(&rows, &cols, |l, s| {
-        point_at(run, s, l)
-            .and_then(|p| p.large.as_ref())
-            .map(|f| format!("{:.2}", f.mbps))
-    })
+    stream_csv(cfg, run, Stream::Large, |f| format!("{:.2}", f.mbps))
 }
 
 /// `_lat.csv`: mean latency of the small stream, µs.
 pub fn lat_csv(cfg: &MatrixConfig, run: &MatrixRun) -> String {
-    let (rows, cols) = small_shape(cfg);
-    grid(&rows, &cols, |l, s| {
-        point_at(run, s, l)
-            .and_then(|p| p.small.as_ref())
-            .map(|f| format!("{:.2}", f.lat_mean_us))
-    })
+    stream_csv(cfg, run, Stream::Small, |f| format!("{:.2}", f.lat_mean_us))
 }
 
 fn columns(label: &str, v: impl Iterator<Item = u32>) -> String {
@@ -159,7 +163,6 @@ pub fn summary_txt(
     warnings: &[String],
 ) -> String {
     let mut t = String::new();
-    let kb = |b: u64| b as f64 / 1024.0;
     let _ = writeln!(
         t,
         "ORION-compatible summary written by iolens {}",
@@ -169,6 +172,21 @@ pub fn summary_txt(
     let _ = writeln!(t, "Commandline:");
     let _ = writeln!(t, "{commandline}");
     let _ = writeln!(t);
+    write_test(&mut t, cfg);
+    write_files(&mut t, targets);
+    write_best_points(&mut t, run);
+    let _ = writeln!(t);
+    write_status(&mut t, cfg, run, status, warnings);
+    t
+}
+
+/// Kibibytes of `b` bytes.
+fn kb(b: u64) -> f64 {
+    b as f64 / 1024.0
+}
+
+/// "This maps to this test:": the test's parameters, columns and points.
+fn write_test(t: &mut String, cfg: &MatrixConfig) {
     let _ = writeln!(t, "This maps to this test:");
     let _ = writeln!(t, "Test: {}", cfg.test);
     let _ = writeln!(t, "Small IO size: {} KB", fixed(kb(cfg.size_small), 1, 0));
@@ -191,6 +209,28 @@ pub fn summary_txt(
             cfg.num_streamio
         );
     }
+    write_array(t, cfg);
+    let _ = writeln!(
+        t,
+        "Duration for each Data Point: {} seconds",
+        fixed(cfg.duration.as_secs_f64(), 1, 0)
+    );
+    let _ = writeln!(
+        t,
+        "{}",
+        columns("Small Columns", cfg.points.iter().map(|p| p.0))
+    );
+    let _ = writeln!(
+        t,
+        "{}",
+        columns("Large Columns", cfg.points.iter().map(|p| p.1))
+    );
+    let _ = writeln!(t, "Total Data Points: {}", cfg.points.len());
+    let _ = writeln!(t);
+}
+
+/// The simulated array, the share of writes and the cache.
+fn write_array(t: &mut String, cfg: &MatrixConfig) {
     match cfg.layout {
         Layout::Concat => {
             let _ = writeln!(t, "Simulated Array Type: CONCAT");
@@ -210,81 +250,66 @@ pub fn summary_txt(
     } else {
         let _ = writeln!(t, "Cache Size: Not Entered");
     }
-    let _ = writeln!(
-        t,
-        "Duration for each Data Point: {} seconds",
-        fixed(cfg.duration.as_secs_f64(), 1, 0)
-    );
-    let _ = writeln!(
-        t,
-        "{}",
-        columns("Small Columns", cfg.points.iter().map(|p| p.0))
-    );
-    let _ = writeln!(
-        t,
-        "{}",
-        columns("Large Columns", cfg.points.iter().map(|p| p.1))
-    );
-    let _ = writeln!(t, "Total Data Points: {}", cfg.points.len());
-    let _ = writeln!(t);
+}
+
+/// The targets, ORION's "FILEs".
+fn write_files(t: &mut String, targets: &[TargetInfo]) {
     for ti in targets {
         let _ = writeln!(t, "Name: {}\tSize: {}", ti.path, ti.size_bytes);
     }
     let _ = writeln!(t, "{} FILEs found.", targets.len());
     let _ = writeln!(t);
+}
 
-    let best = |pick: &dyn Fn(&MatrixPoint) -> Option<f64>, max: bool| {
-        run.finished()
-            .filter_map(|p| pick(p).map(|v| (p, v)))
-            .filter(|(_, v)| *v > 0.0)
-            .reduce(|a, b| {
-                if (b.1 > a.1) == max && b.1 != a.1 {
-                    b
-                } else {
-                    a
-                }
-            })
+/// The best finished point by `pick` (highest when `max`, else lowest),
+/// among the points where it is above zero; the first of equals wins.
+fn best_point(
+    run: &MatrixRun,
+    pick: impl Fn(&MatrixPoint) -> Option<f64>,
+    max: bool,
+) -> Option<(&MatrixPoint, f64)> {
+    run.finished()
+        .filter_map(|p| pick(p).map(|v| (p, v)))
+        .filter(|(_, v)| *v > 0.0)
+        .reduce(|a, b| {
+            if (b.1 > a.1) == max && b.1 != a.1 {
+                b
+            } else {
+                a
+            }
+        })
+}
+
+/// Maximum MBPS, maximum IOPS and minimum latency, each with its point;
+/// the small stream's latency line follows the small stream's bests.
+fn write_best_points(t: &mut String, run: &MatrixRun) {
+    let at = |p: &MatrixPoint| format!("@ Small={} and Large={}", p.small_load, p.large_load);
+    let small_latency = |t: &mut String, p: &MatrixPoint| {
+        if let Some(f) = &p.small {
+            let _ = writeln!(t, "{} {}", lat_line("Small", f), at(p));
+        }
     };
-    if let Some((p, v)) = best(&|p| p.large.as_ref().map(|f| f.mbps), true) {
-        let _ = writeln!(
-            t,
-            "Maximum Large MBPS={v:.2} @ Small={} and Large={}",
-            p.small_load, p.large_load
-        );
+    if let Some((p, v)) = best_point(run, |p| p.large.as_ref().map(|f| f.mbps), true) {
+        let _ = writeln!(t, "Maximum Large MBPS={v:.2} {}", at(p));
     }
-    if let Some((p, v)) = best(&|p| p.small.as_ref().map(|f| f.iops), true) {
-        let _ = writeln!(
-            t,
-            "Maximum Small IOPS={v:.0} @ Small={} and Large={}",
-            p.small_load, p.large_load
-        );
-        if let Some(f) = &p.small {
-            let _ = writeln!(
-                t,
-                "{} @ Small={} and Large={}",
-                lat_line("Small", f),
-                p.small_load,
-                p.large_load
-            );
-        }
+    if let Some((p, v)) = best_point(run, |p| p.small.as_ref().map(|f| f.iops), true) {
+        let _ = writeln!(t, "Maximum Small IOPS={v:.0} {}", at(p));
+        small_latency(t, p);
     }
-    if let Some((p, v)) = best(&|p| p.small.as_ref().map(|f| f.lat_mean_us), false) {
-        let _ = writeln!(
-            t,
-            "Minimum Small Latency={v:.2} usecs @ Small={} and Large={}",
-            p.small_load, p.large_load
-        );
-        if let Some(f) = &p.small {
-            let _ = writeln!(
-                t,
-                "{} @ Small={} and Large={}",
-                lat_line("Small", f),
-                p.small_load,
-                p.large_load
-            );
-        }
+    if let Some((p, v)) = best_point(run, |p| p.small.as_ref().map(|f| f.lat_mean_us), false) {
+        let _ = writeln!(t, "Minimum Small Latency={v:.2} usecs {}", at(p));
+        small_latency(t, p);
     }
-    let _ = writeln!(t);
+}
+
+/// iolens's own closing lines: status, error and warnings.
+fn write_status(
+    t: &mut String,
+    cfg: &MatrixConfig,
+    run: &MatrixRun,
+    status: &str,
+    warnings: &[String],
+) {
     let done = run.finished().count();
     let _ = writeln!(
         t,
@@ -300,7 +325,6 @@ pub fn summary_txt(
     for w in warnings {
         let _ = writeln!(t, "warning: {w}");
     }
-    t
 }
 
 /// The head of `_trace.txt`.
@@ -330,6 +354,14 @@ pub fn trace_point(total: usize, p: &MatrixPoint) -> String {
         lay(&p.large),
         p.warmup_bytes
     );
+    write_trace_seconds(&mut t, p);
+    write_trace_totals(&mut t, p);
+    t
+}
+
+/// The per-second table of one point: each stream's IOPS, MB/s and mean
+/// latency, reads and writes together.
+fn write_trace_seconds(t: &mut String, p: &MatrixPoint) {
     let _ = writeln!(
         t,
         "  {:>4} {:>5} {:>11} {:>11} {:>13} {:>11} {:>11} {:>13}",
@@ -348,34 +380,41 @@ pub fn trace_point(total: usize, p: &MatrixPoint) -> String {
         .flat_map(|f| f.rows.iter().map(|r| r.sec))
         .collect();
     for sec in secs {
-        let cell = |f: &Option<StreamFigures>| -> (String, String, String, bool) {
-            let Some(r) = f
-                .as_ref()
-                .and_then(|f| f.rows.iter().find(|r| r.sec == sec))
-            else {
-                return ("".into(), "".into(), "".into(), false);
-            };
-            let iops = r.read.iops + r.write.iops;
-            let lat = if iops > 0.0 {
-                (r.read.lat_mean_us * r.read.iops + r.write.lat_mean_us * r.write.iops) / iops
-            } else {
-                0.0
-            };
-            (
-                format!("{iops:.0}"),
-                format!("{:.2}", r.read.mbps + r.write.mbps),
-                format!("{lat:.1}"),
-                r.ramp,
-            )
-        };
-        let (si, sm, sl, sr) = cell(&p.small);
-        let (li, lm, ll, lr) = cell(&p.large);
+        let (si, sm, sl, sr) = trace_cells(&p.small, sec);
+        let (li, lm, ll, lr) = trace_cells(&p.large, sec);
         let _ = writeln!(
             t,
             "  {sec:>4} {:>5} {si:>11} {sm:>11} {sl:>13} {li:>11} {lm:>11} {ll:>13}",
             if sr || lr { "ramp" } else { "run" }
         );
     }
+}
+
+/// One stream's IOPS, MB/s and mean latency in second `sec` (empty when it
+/// has no such second), and whether the second is ramp.
+fn trace_cells(f: &Option<StreamFigures>, sec: u32) -> (String, String, String, bool) {
+    let Some(r) = f
+        .as_ref()
+        .and_then(|f| f.rows.iter().find(|r| r.sec == sec))
+    else {
+        return ("".into(), "".into(), "".into(), false);
+    };
+    let iops = r.read.iops + r.write.iops;
+    let lat = if iops > 0.0 {
+        (r.read.lat_mean_us * r.read.iops + r.write.lat_mean_us * r.write.iops) / iops
+    } else {
+        0.0
+    };
+    (
+        format!("{iops:.0}"),
+        format!("{:.2}", r.read.mbps + r.write.mbps),
+        format!("{lat:.1}"),
+        r.ramp,
+    )
+}
+
+/// One point's totals: each stream, the device and the CPU.
+fn write_trace_totals(t: &mut String, p: &MatrixPoint) {
     for (name, f) in [("small", &p.small), ("large", &p.large)] {
         if let Some(f) = f {
             let _ = writeln!(
@@ -403,7 +442,6 @@ pub fn trace_point(total: usize, p: &MatrixPoint) -> String {
         "  cpu: user={:.2}s sys={:.2}s over {:.2} s measured\n",
         p.cpu_user_s, p.cpu_sys_s, p.measured_s
     );
-    t
 }
 
 /// Advice drawn from the matrix: page-cache-free but shared devices, points

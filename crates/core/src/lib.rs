@@ -1,8 +1,10 @@
 //! Core types shared by every iolens command: typed units (sizes, durations),
-//! latency statistics, host facts, the result schema and result directories,
-//! the sweep document (`sweep.json`) and the kinds of errors.
+//! latency statistics, number formatting for people, host facts, the result
+//! schema and result directories, the sweep document (`sweep.json`) and the
+//! kinds of errors.
 
 pub mod error;
+pub mod fmt;
 pub mod host;
 pub mod interrupt;
 pub mod latency;

@@ -30,16 +30,21 @@ impl ByteSize {
     }
 }
 
+/// `"1.5g"` → `("1.5", "g")`: the leading digits and dots, and the rest.
+fn split_number(t: &str) -> (&str, &str) {
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    t.split_at(split)
+}
+
 impl FromStr for ByteSize {
     type Err = UnitError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let err = || UnitError::Size(s.to_string());
         let t = s.trim();
-        let split = t
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(t.len());
-        let (num, suffix) = t.split_at(split);
+        let (num, suffix) = split_number(t);
         if num.is_empty() || num.starts_with('.') || num.matches('.').count() > 1 {
             return Err(err());
         }
@@ -109,10 +114,7 @@ pub fn human_bytes(n: u64) -> String {
 pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
     let err = || UnitError::Duration(s.to_string());
     let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
+    let (num, suffix) = split_number(t);
     let v: f64 = num.parse().map_err(|_| err())?;
     if !v.is_finite() || v < 0.0 {
         return Err(err());

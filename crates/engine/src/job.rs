@@ -180,142 +180,187 @@ pub fn run_job(
 ) -> Result<JobOutcome, JobError> {
     spec.engine.probe().map_err(JobError)?;
     let threads = spec.threads as usize;
-    let stop = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = mpsc::channel::<Msg>();
-    let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
-    let go = Arc::new(Barrier::new(threads + 1));
-    let t0_cell: Arc<OnceLock<Instant>> = Arc::new(OnceLock::new());
     let ramp_ns = spec.ramp.as_nanos() as u64;
     let end_ns = ramp_ns + spec.runtime.as_nanos() as u64;
-    let fds: Vec<i32> = targets.targets.iter().map(|t| t.file.as_raw_fd()).collect();
+    let crew = Crew::spawn(&spec, &targets, ramp_ns, end_ns)?;
 
-    let mut handles = Vec::with_capacity(threads);
-    for id in 0..threads as u32 {
-        let start = WorkerStart {
-            id,
-            spec: spec.clone(),
-            targets: targets.clone(),
-            fds: fds.clone(),
-            ramp_ns,
-            end_ns,
-            stop: stop.clone(),
-            tx: tx.clone(),
-            ready_tx: ready_tx.clone(),
-            go: go.clone(),
-            t0: t0_cell.clone(),
-        };
-        let engine = spec.engine;
-        let h = std::thread::Builder::new()
-            .name(format!("iolens-w{id}"))
-            .spawn(move || {
-                // SAFETY: prctl on the calling thread; a tiny timer slack keeps
-                // rate-limited sleeps close to their deadline.
-                unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0, 0, 0) };
-                engines::dispatch(engine, start)
-            })
-            .map_err(|e| JobError(format!("cannot start worker threads: {e}")))?;
-        handles.push(h);
-    }
-    drop(tx);
-    drop(ready_tx);
-
-    let mut setup_error = None;
-    for _ in 0..threads {
-        if let Ok(Err(e)) = ready_rx.recv() {
-            setup_error.get_or_insert(e);
-        }
-    }
-    let devices: Vec<String> = {
-        let mut v: Vec<String> = targets
-            .targets
-            .iter()
-            .filter_map(|t| t.device.as_ref().map(|d| d.name.clone()))
-            .collect();
-        v.sort();
-        v.dedup();
-        v
-    };
+    let setup_error = crew.wait_ready(threads);
+    let devices = target_devices(&targets);
     let t0 = Instant::now();
-    t0_cell.set(t0).expect("t0 is set once");
+    crew.t0.set(t0).expect("t0 is set once");
     if setup_error.is_some() {
-        stop.store(true, Ordering::Relaxed);
+        crew.stop.store(true, Ordering::Relaxed);
     }
-    let mut base = (ramp_ns == 0).then(|| (DiskStats::read().ok(), process_cpu(), Instant::now()));
-    go.wait();
+    let base = (ramp_ns == 0).then(window_start);
+    crew.go.wait();
     if let Some(e) = setup_error {
-        for h in handles {
+        for h in crew.handles {
             let _ = h.join();
         }
         return Err(JobError(e));
     }
 
-    // Collect intervals into rows as the run goes.
-    let ramp_at = t0 + Duration::from_nanos(ramp_ns);
-    let mut pending: BTreeMap<u32, (usize, DirStats, DirStats)> = BTreeMap::new();
-    let mut done = 0;
-    let mut interrupted = false;
-    let emit = |sec: u32,
-                r: &DirStats,
-                w: &DirStats,
-                interval_s: f64,
-                on_row: &mut dyn FnMut(&TimeRow)| {
-        let dir = |d: &DirStats| RowDir {
-            iops: d.ops as f64 / interval_s,
-            mbps: d.bytes as f64 / interval_s / 1e6,
-            lat_mean_us: d.hist.mean_ns() / 1e3,
-            lat_p99_us: d.hist.quantile_ns(0.99) as f64 / 1e3,
-        };
-        on_row(&TimeRow {
-            sec,
-            ramp: (sec as u64 + 1) * 1_000_000_000 <= ramp_ns,
-            interval_s,
-            read: dir(r),
-            write: dir(w),
-        });
-    };
-    while done < threads {
-        let wait = if base.is_none() {
-            ramp_at
-                .saturating_duration_since(Instant::now())
-                .min(Duration::from_millis(100))
-        } else {
-            Duration::from_millis(100)
-        };
-        match rx.recv_timeout(wait) {
-            Ok(Msg::Interval(iv)) => {
-                let iv = *iv;
-                let e = pending
-                    .entry(iv.sec)
-                    .or_insert_with(|| (0, DirStats::default(), DirStats::default()));
-                e.0 += 1;
-                e.1.merge(&iv.read);
-                e.2.merge(&iv.write);
-                let over = Instant::now().saturating_duration_since(t0).as_nanos() as u64;
-                while let Some(entry) = pending.first_entry() {
-                    // A row is written once every worker reported it and the second is over.
-                    if entry.get().0 < threads || (*entry.key() as u64 + 1) * 1_000_000_000 > over {
-                        break;
-                    }
-                    let (sec, (_, r, w)) = entry.remove_entry();
-                    emit(sec, &r, &w, 1.0, &mut on_row);
-                }
-            }
-            Ok(Msg::Done(_)) => done += 1,
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-        }
-        if base.is_none() && Instant::now() >= ramp_at {
-            base = Some((DiskStats::read().ok(), process_cpu(), Instant::now()));
-        }
-        if interrupt.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
-            interrupted = true;
-            stop.store(true, Ordering::Relaxed);
-        }
-    }
+    let mut rows = Rows::new(threads, ramp_ns);
+    let (base, interrupted) = crew.follow(t0, base, interrupt, &mut rows, &mut on_row);
     let mut out = JobOutcome {
         interrupted,
         ..Default::default()
     };
+    let last_ns = join_workers(crew.handles, &mut out)?;
+    let end_disk = DiskStats::read().ok();
+    let end_cpu = process_cpu();
+    let final_ns = last_ns.clamp(ramp_ns, end_ns);
+    rows.finish(final_ns, &mut on_row);
+    out.measured_s = (final_ns - ramp_ns) as f64 / 1e9;
+    if let Some((disk0, cpu0, _)) = base {
+        out.cpu = end_cpu.since(&cpu0);
+        if let (Some(a), Some(b)) = (end_disk.as_ref(), disk0.as_ref()) {
+            out.disks = devices.iter().filter_map(|d| a.delta(b, d)).collect();
+        }
+    }
+    Ok(out)
+}
+
+/// Device and CPU counters at the start of the counted window.
+type WindowStart = (Option<DiskStats>, ProcessCpu, Instant);
+
+fn window_start() -> WindowStart {
+    (DiskStats::read().ok(), process_cpu(), Instant::now())
+}
+
+/// The devices under the targets, each once, sorted.
+fn target_devices(targets: &TargetSet) -> Vec<String> {
+    let mut v: Vec<String> = targets
+        .targets
+        .iter()
+        .filter_map(|t| t.device.as_ref().map(|d| d.name.clone()))
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// The job's worker threads and what the runner holds to steer them.
+struct Crew {
+    handles: Vec<std::thread::JoinHandle<WorkerOutcome>>,
+    rx: mpsc::Receiver<Msg>,
+    ready_rx: mpsc::Receiver<Result<(), String>>,
+    stop: Arc<AtomicBool>,
+    go: Arc<Barrier>,
+    t0: Arc<OnceLock<Instant>>,
+}
+
+impl Crew {
+    /// Starts one thread per worker; each builds its engine and waits at the
+    /// start barrier.
+    fn spawn(
+        spec: &Arc<JobSpec>,
+        targets: &Arc<TargetSet>,
+        ramp_ns: u64,
+        end_ns: u64,
+    ) -> Result<Crew, JobError> {
+        let threads = spec.threads as usize;
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel::<Msg>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+        let go = Arc::new(Barrier::new(threads + 1));
+        let t0: Arc<OnceLock<Instant>> = Arc::new(OnceLock::new());
+        let fds: Vec<i32> = targets.targets.iter().map(|t| t.file.as_raw_fd()).collect();
+
+        let mut handles = Vec::with_capacity(threads);
+        for id in 0..threads as u32 {
+            let start = WorkerStart {
+                id,
+                spec: spec.clone(),
+                targets: targets.clone(),
+                fds: fds.clone(),
+                ramp_ns,
+                end_ns,
+                stop: stop.clone(),
+                tx: tx.clone(),
+                ready_tx: ready_tx.clone(),
+                go: go.clone(),
+                t0: t0.clone(),
+            };
+            let engine = spec.engine;
+            let h = std::thread::Builder::new()
+                .name(format!("iolens-w{id}"))
+                .spawn(move || {
+                    // SAFETY: prctl on the calling thread; a tiny timer slack keeps
+                    // rate-limited sleeps close to their deadline.
+                    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0, 0, 0) };
+                    engines::dispatch(engine, start)
+                })
+                .map_err(|e| JobError(format!("cannot start worker threads: {e}")))?;
+            handles.push(h);
+        }
+        Ok(Crew {
+            handles,
+            rx,
+            ready_rx,
+            stop,
+            go,
+            t0,
+        })
+    }
+
+    /// Waits until every worker has built its engine; the first setup error.
+    fn wait_ready(&self, threads: usize) -> Option<String> {
+        let mut setup_error = None;
+        for _ in 0..threads {
+            if let Ok(Err(e)) = self.ready_rx.recv() {
+                setup_error.get_or_insert(e);
+            }
+        }
+        setup_error
+    }
+
+    /// Collects the workers' intervals into rows until every worker is done,
+    /// takes the window's start counters when the ramp ends, and stops the
+    /// workers when `interrupt` is set. Returns the start counters and
+    /// whether the run was interrupted.
+    fn follow(
+        &self,
+        t0: Instant,
+        mut base: Option<WindowStart>,
+        interrupt: &AtomicBool,
+        rows: &mut Rows,
+        on_row: &mut dyn FnMut(&TimeRow),
+    ) -> (Option<WindowStart>, bool) {
+        let ramp_at = t0 + Duration::from_nanos(rows.ramp_ns);
+        let mut done = 0;
+        let mut interrupted = false;
+        while done < rows.threads {
+            let wait = if base.is_none() {
+                ramp_at
+                    .saturating_duration_since(Instant::now())
+                    .min(Duration::from_millis(100))
+            } else {
+                Duration::from_millis(100)
+            };
+            match self.rx.recv_timeout(wait) {
+                Ok(Msg::Interval(iv)) => rows.add(&iv, t0, on_row),
+                Ok(Msg::Done(_)) => done += 1,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            if base.is_none() && Instant::now() >= ramp_at {
+                base = Some(window_start());
+            }
+            if interrupt.load(Ordering::Relaxed) && !self.stop.load(Ordering::Relaxed) {
+                interrupted = true;
+                self.stop.store(true, Ordering::Relaxed);
+            }
+        }
+        (base, interrupted)
+    }
+}
+
+/// Merges every worker's outcome into `out`; the time of the last I/O.
+fn join_workers(
+    handles: Vec<std::thread::JoinHandle<WorkerOutcome>>,
+    out: &mut JobOutcome,
+) -> Result<u64, JobError> {
     let mut last_ns = 0;
     for h in handles {
         let w = h
@@ -331,25 +376,81 @@ pub fn run_job(
             out.error = w.error;
         }
     }
-    let end_disk = DiskStats::read().ok();
-    let end_cpu = process_cpu();
-    let final_ns = last_ns.clamp(ramp_ns, end_ns);
-    for (sec, (_, r, w)) in std::mem::take(&mut pending) {
-        let start = sec as u64 * 1_000_000_000;
-        let len = final_ns
-            .saturating_sub(start)
-            .clamp(1_000_000, 1_000_000_000) as f64
-            / 1e9;
-        emit(sec, &r, &w, len, &mut on_row);
-    }
-    out.measured_s = (final_ns - ramp_ns) as f64 / 1e9;
-    if let Some((disk0, cpu0, _)) = base {
-        out.cpu = end_cpu.since(&cpu0);
-        if let (Some(a), Some(b)) = (end_disk.as_ref(), disk0.as_ref()) {
-            out.disks = devices.iter().filter_map(|d| a.delta(b, d)).collect();
+    Ok(last_ns)
+}
+
+/// The time series as it comes in: per second, how many workers reported it
+/// and their merged reads and writes.
+struct Rows {
+    threads: usize,
+    ramp_ns: u64,
+    pending: BTreeMap<u32, (usize, DirStats, DirStats)>,
+}
+
+impl Rows {
+    fn new(threads: usize, ramp_ns: u64) -> Rows {
+        Rows {
+            threads,
+            ramp_ns,
+            pending: BTreeMap::new(),
         }
     }
-    Ok(out)
+
+    /// Adds one worker's interval; emits the rows that are complete.
+    fn add(&mut self, iv: &worker::Interval, t0: Instant, on_row: &mut dyn FnMut(&TimeRow)) {
+        let e = self
+            .pending
+            .entry(iv.sec)
+            .or_insert_with(|| (0, DirStats::default(), DirStats::default()));
+        e.0 += 1;
+        e.1.merge(&iv.read);
+        e.2.merge(&iv.write);
+        let over = Instant::now().saturating_duration_since(t0).as_nanos() as u64;
+        while let Some(entry) = self.pending.first_entry() {
+            // A row is written once every worker reported it and the second is over.
+            if entry.get().0 < self.threads || (*entry.key() as u64 + 1) * 1_000_000_000 > over {
+                break;
+            }
+            let (sec, (_, r, w)) = entry.remove_entry();
+            self.emit(sec, &r, &w, 1.0, on_row);
+        }
+    }
+
+    /// Emits what is left once the workers are done; the last second ends
+    /// at `final_ns`.
+    fn finish(&mut self, final_ns: u64, on_row: &mut dyn FnMut(&TimeRow)) {
+        for (sec, (_, r, w)) in std::mem::take(&mut self.pending) {
+            let start = sec as u64 * 1_000_000_000;
+            let len = final_ns
+                .saturating_sub(start)
+                .clamp(1_000_000, 1_000_000_000) as f64
+                / 1e9;
+            self.emit(sec, &r, &w, len, on_row);
+        }
+    }
+
+    fn emit(
+        &self,
+        sec: u32,
+        r: &DirStats,
+        w: &DirStats,
+        interval_s: f64,
+        on_row: &mut dyn FnMut(&TimeRow),
+    ) {
+        let dir = |d: &DirStats| RowDir {
+            iops: d.ops as f64 / interval_s,
+            mbps: d.bytes as f64 / interval_s / 1e6,
+            lat_mean_us: d.hist.mean_ns() / 1e3,
+            lat_p99_us: d.hist.quantile_ns(0.99) as f64 / 1e3,
+        };
+        on_row(&TimeRow {
+            sec,
+            ramp: (sec as u64 + 1) * 1_000_000_000 <= self.ramp_ns,
+            interval_s,
+            read: dir(r),
+            write: dir(w),
+        });
+    }
 }
 
 #[cfg(test)]

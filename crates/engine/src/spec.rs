@@ -214,6 +214,14 @@ impl JobSpec {
 
     /// Checks combinations that are wrong whatever the targets are.
     pub fn validate(&self) -> Result<(), String> {
+        self.validate_load()?;
+        self.validate_sizes()?;
+        self.validate_syncs()?;
+        self.validate_checks_and_limits()
+    }
+
+    /// Targets, read share, queue depth and threads.
+    fn validate_load(&self) -> Result<(), String> {
         let caps = self.engine.caps();
         if self.targets.is_empty() && !caps.has(Caps::NO_STORAGE) {
             return Err("no target: give --target PATH (a file or a block device)".into());
@@ -240,6 +248,11 @@ impl JobSpec {
         if self.threads == 0 || self.threads > 4096 {
             return Err("--threads must be 1..4096".into());
         }
+        Ok(())
+    }
+
+    /// Block sizes, and a raid0 stripe that holds whole blocks.
+    fn validate_sizes(&self) -> Result<(), String> {
         for (bs, _) in self.sizes() {
             if bs == 0 || bs > (64 << 20) {
                 return Err(format!(
@@ -262,6 +275,11 @@ impl JobSpec {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `--fsync` / `--fdatasync`.
+    fn validate_syncs(&self) -> Result<(), String> {
         if self.fsync.is_some() && self.fdatasync.is_some() {
             return Err("give either --fsync or --fdatasync, not both".into());
         }
@@ -271,6 +289,11 @@ impl JobSpec {
         if (self.fsync.is_some() || self.fdatasync.is_some()) && !self.rw.writes() {
             return Err(format!("--fsync/--fdatasync need writes, but --rw {:?} only reads; use --rw randwrite, randrw, write or rw", self.rw).to_lowercase());
         }
+        Ok(())
+    }
+
+    /// `--verify`, `--rate-iops`, `--runtime` and the fault options.
+    fn validate_checks_and_limits(&self) -> Result<(), String> {
         if self.verify && self.bs_split.is_some() {
             return Err("--verify needs one block size; drop --bs-split".into());
         }
@@ -284,7 +307,7 @@ impl JobSpec {
             return Err("--runtime must be > 0".into());
         }
         if let Some(f) = &self.fault {
-            if !caps.has(Caps::INJECTS_FAULTS) {
+            if !self.engine.caps().has(Caps::INJECTS_FAULTS) {
                 return Err(format!(
                     "--fault-* options need --engine fault (not {}); add --engine fault",
                     self.engine

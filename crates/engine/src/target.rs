@@ -321,6 +321,10 @@ pub fn map_raid0(logical: u64, stripe: u64, n: u64, base: impl Fn(usize) -> u64)
     (t, base(t) + (s / n) * stripe + logical % stripe)
 }
 
+/// What opening a path gave: its kind, the open file, its whole size and
+/// whether iolens created it.
+type Opened = (TargetKind, File, u64, bool);
+
 fn open_one(spec: &JobSpec, path: &Path, write: bool) -> Result<Target, TargetError> {
     let md = match fs::metadata(path) {
         Ok(m) => Some(m),
@@ -328,59 +332,9 @@ fn open_one(spec: &JobSpec, path: &Path, write: bool) -> Result<Target, TargetEr
         Err(e) => return Err(io_msg(path, "reading", &e)),
     };
     let (kind, file, total_size, created) = match md {
-        None => {
-            let size = spec.size.ok_or_else(|| {
-                terr(format!(
-                    "target {} does not exist; give --size to create it (e.g. --size 1g)",
-                    path.display()
-                ))
-            })?;
-            drop(create_file(path, spec.offset + size)?);
-            let f = open_rw(path, write, spec.direct, false)
-                .map_err(|e| io_msg(path, "opening", &e))?;
-            (TargetKind::File, f, spec.offset + size, true)
-        }
-        Some(m) if m.file_type().is_block_device() => {
-            let dev = device_of_path(path);
-            if write {
-                if !spec.allow_destroy {
-                    return Err(terr(format!(
-                        "writing to block device {} destroys its data; add --allow-destroy if that is what you want",
-                        path.display()
-                    )));
-                }
-                if let Some(why) = dev.as_ref().and_then(|d| d.in_use()) {
-                    return Err(terr(format!(
-                        "refusing to write to {}: {why}",
-                        path.display()
-                    )));
-                }
-            }
-            // O_EXCL on a block device fails with EBUSY while it is mounted.
-            let f = open_rw(path, write, spec.direct, write).map_err(|e| {
-                if e.raw_os_error() == Some(libc::EBUSY) {
-                    terr(format!(
-                        "refusing to write to {}: the device is busy (mounted or held)",
-                        path.display()
-                    ))
-                } else {
-                    io_msg(path, "opening", &e)
-                }
-            })?;
-            let size = dev.as_ref().map_or(0, |d| d.size_bytes());
-            (TargetKind::BlockDevice, f, size, false)
-        }
-        Some(m) if m.is_file() => {
-            let f = open_rw(path, write, spec.direct, false)
-                .map_err(|e| io_msg(path, "opening", &e))?;
-            if write && !spec.allow_overwrite && !is_owned(&f) {
-                return Err(terr(format!(
-                    "{} exists and was not created by iolens; writing would destroy its contents: add --allow-overwrite, or name a new file",
-                    path.display()
-                )));
-            }
-            (TargetKind::File, f, m.len(), false)
-        }
+        None => create_target_file(spec, path, write)?,
+        Some(m) if m.file_type().is_block_device() => open_block_device(spec, path, write)?,
+        Some(m) if m.is_file() => open_existing_file(spec, path, write, m.len())?,
         Some(_) => {
             return Err(terr(format!(
                 "target {} is neither a regular file nor a block device",
@@ -388,28 +342,7 @@ fn open_one(spec: &JobSpec, path: &Path, write: bool) -> Result<Target, TargetEr
             )))
         }
     };
-    if spec.offset >= total_size {
-        return Err(terr(format!(
-            "--offset {} is beyond the end of {} ({})",
-            ByteSize(spec.offset),
-            path.display(),
-            human_bytes(total_size)
-        )));
-    }
-    let avail = total_size - spec.offset;
-    let len = match spec.size {
-        Some(s) if s > avail => {
-            return Err(terr(format!(
-                "target {} is too small: {} from --offset, --size asks for {}; use --size {} or less, or another target",
-                path.display(),
-                human_bytes(avail),
-                human_bytes(s),
-                ByteSize(avail)
-            )))
-        }
-        Some(s) => s,
-        None => avail,
-    };
+    let len = region_len(spec, path, total_size)?;
     Ok(Target {
         path: path.to_path_buf(),
         kind,
@@ -420,6 +353,93 @@ fn open_one(spec: &JobSpec, path: &Path, write: bool) -> Result<Target, TargetEr
         device: device_of_path(path),
         created,
     })
+}
+
+/// A missing target: created with `--offset` + `--size` bytes.
+fn create_target_file(spec: &JobSpec, path: &Path, write: bool) -> Result<Opened, TargetError> {
+    let size = spec.size.ok_or_else(|| {
+        terr(format!(
+            "target {} does not exist; give --size to create it (e.g. --size 1g)",
+            path.display()
+        ))
+    })?;
+    drop(create_file(path, spec.offset + size)?);
+    let f = open_rw(path, write, spec.direct, false).map_err(|e| io_msg(path, "opening", &e))?;
+    Ok((TargetKind::File, f, spec.offset + size, true))
+}
+
+/// A block device: written only with `--allow-destroy` and never while in use.
+fn open_block_device(spec: &JobSpec, path: &Path, write: bool) -> Result<Opened, TargetError> {
+    let dev = device_of_path(path);
+    if write {
+        if !spec.allow_destroy {
+            return Err(terr(format!(
+                "writing to block device {} destroys its data; add --allow-destroy if that is what you want",
+                path.display()
+            )));
+        }
+        if let Some(why) = dev.as_ref().and_then(|d| d.in_use()) {
+            return Err(terr(format!(
+                "refusing to write to {}: {why}",
+                path.display()
+            )));
+        }
+    }
+    // O_EXCL on a block device fails with EBUSY while it is mounted.
+    let f = open_rw(path, write, spec.direct, write).map_err(|e| {
+        if e.raw_os_error() == Some(libc::EBUSY) {
+            terr(format!(
+                "refusing to write to {}: the device is busy (mounted or held)",
+                path.display()
+            ))
+        } else {
+            io_msg(path, "opening", &e)
+        }
+    })?;
+    let size = dev.as_ref().map_or(0, |d| d.size_bytes());
+    Ok((TargetKind::BlockDevice, f, size, false))
+}
+
+/// An existing file of `size` bytes: written only when iolens created it or
+/// with `--allow-overwrite`.
+fn open_existing_file(
+    spec: &JobSpec,
+    path: &Path,
+    write: bool,
+    size: u64,
+) -> Result<Opened, TargetError> {
+    let f = open_rw(path, write, spec.direct, false).map_err(|e| io_msg(path, "opening", &e))?;
+    if write && !spec.allow_overwrite && !is_owned(&f) {
+        return Err(terr(format!(
+            "{} exists and was not created by iolens; writing would destroy its contents: add --allow-overwrite, or name a new file",
+            path.display()
+        )));
+    }
+    Ok((TargetKind::File, f, size, false))
+}
+
+/// Length of the region used: `--size`, or all from `--offset` to the end.
+fn region_len(spec: &JobSpec, path: &Path, total_size: u64) -> Result<u64, TargetError> {
+    if spec.offset >= total_size {
+        return Err(terr(format!(
+            "--offset {} is beyond the end of {} ({})",
+            ByteSize(spec.offset),
+            path.display(),
+            human_bytes(total_size)
+        )));
+    }
+    let avail = total_size - spec.offset;
+    match spec.size {
+        Some(s) if s > avail => Err(terr(format!(
+            "target {} is too small: {} from --offset, --size asks for {}; use --size {} or less, or another target",
+            path.display(),
+            human_bytes(avail),
+            human_bytes(s),
+            ByteSize(avail)
+        ))),
+        Some(s) => Ok(s),
+        None => Ok(avail),
+    }
 }
 
 #[cfg(test)]

@@ -71,6 +71,32 @@ pub struct Completion {
     pub result: i32,
 }
 
+/// The finished requests of a synchronous engine: the I/O is done inside
+/// `queue`, and the next `reap` hands the completions over.
+#[derive(Debug, Default)]
+pub(crate) struct Finished(Vec<Completion>);
+
+impl Finished {
+    /// Room for `n` completions.
+    pub(crate) fn with_capacity(n: usize) -> Finished {
+        Finished(Vec::with_capacity(n))
+    }
+
+    /// Records the request `tag` as done with `result`.
+    #[inline]
+    pub(crate) fn record(&mut self, tag: u32, result: i32) -> io::Result<()> {
+        self.0.push(Completion { tag, result });
+        Ok(())
+    }
+
+    /// Moves every recorded completion to `out`.
+    #[inline]
+    pub(crate) fn hand_over(&mut self, out: &mut Vec<Completion>) -> io::Result<()> {
+        out.append(&mut self.0);
+        Ok(())
+    }
+}
+
 /// What an engine can do, as flags (fio's ioengine flags).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Caps(u8);

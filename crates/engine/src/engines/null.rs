@@ -1,14 +1,14 @@
 //! The null engine: completes every request at once without touching a
 //! device. It measures the tool's own per-I/O cost (fio's `engines/null.c`).
 
-use super::{Caps, Completion, Engine, EngineSetup, IoReq, Op};
+use super::{Caps, Completion, Engine, EngineSetup, Finished, IoReq, Op};
 use std::io;
 use std::time::Duration;
 
 /// Completes requests immediately.
 #[derive(Default)]
 pub struct NullEngine {
-    done: Vec<Completion>,
+    done: Finished,
 }
 
 impl Engine for NullEngine {
@@ -25,22 +25,12 @@ impl Engine for NullEngine {
             Op::Read | Op::Write => req.len as i32,
             Op::Fsync | Op::Fdatasync => 0,
         };
-        self.done.push(Completion {
-            tag: req.tag,
-            result,
-        });
-        Ok(())
+        self.done.record(req.tag, result)
     }
 
     #[inline]
-    fn reap(
-        &mut self,
-        _min: usize,
-        _t: Option<Duration>,
-        out: &mut Vec<Completion>,
-    ) -> io::Result<()> {
-        out.append(&mut self.done);
-        Ok(())
+    fn reap(&mut self, _: usize, _: Option<Duration>, out: &mut Vec<Completion>) -> io::Result<()> {
+        self.done.hand_over(out)
     }
 }
 

@@ -1,7 +1,7 @@
 //! psync: one synchronous pread/pwrite per request, the shape of a
 //! database's single-block read.
 
-use super::{errno_result, Caps, Completion, Engine, EngineSetup, IoReq, Op};
+use super::{errno_result, Caps, Completion, Engine, EngineSetup, Finished, IoReq, Op};
 use std::io;
 use std::os::unix::io::RawFd;
 use std::time::Duration;
@@ -9,7 +9,7 @@ use std::time::Duration;
 /// Synchronous positional I/O.
 pub struct PsyncEngine {
     fds: Vec<RawFd>,
-    done: Vec<Completion>,
+    done: Finished,
 }
 
 impl PsyncEngine {
@@ -17,7 +17,7 @@ impl PsyncEngine {
     pub fn new(fds: &[RawFd]) -> PsyncEngine {
         PsyncEngine {
             fds: fds.to_vec(),
-            done: Vec::with_capacity(1),
+            done: Finished::with_capacity(1),
         }
     }
 }
@@ -43,22 +43,12 @@ impl Engine for PsyncEngine {
                 Op::Fdatasync => libc::fdatasync(fd) as isize,
             }
         };
-        self.done.push(Completion {
-            tag: req.tag,
-            result: errno_result(n),
-        });
-        Ok(())
+        self.done.record(req.tag, errno_result(n))
     }
 
     #[inline]
-    fn reap(
-        &mut self,
-        _min: usize,
-        _t: Option<Duration>,
-        out: &mut Vec<Completion>,
-    ) -> io::Result<()> {
-        out.append(&mut self.done);
-        Ok(())
+    fn reap(&mut self, _: usize, _: Option<Duration>, out: &mut Vec<Completion>) -> io::Result<()> {
+        self.done.hand_over(out)
     }
 }
 
