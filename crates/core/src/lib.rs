@@ -8,5 +8,5 @@ pub mod result;
 pub mod units;
 
 pub use latency::{LatencyHistogram, LatencySummary};
-pub use result::{ResultDir, ResultDoc, Status, SCHEMA};
+pub use result::{AnyResult, Document, ResultDir, ResultDoc, Status, SCHEMA};
 pub use units::{parse_duration, ByteSize, DurationArg};

@@ -5,9 +5,25 @@
 //! starts (status `running`), and again, atomically, when it ends, so a crash
 //! or a kill leaves a valid document marked as partial. The schema is
 //! documented in `docs/result-schema.md`.
+//!
+//! One serde type per kind, written and read back through the same structs:
+//! [`Document`] is the envelope every kind shares, `S` its `summary` and `X`
+//! its kind-specific top-level sections. The kinds live in their own modules
+//! ([`run`], [`calibrate`], [`matrix`], [`db`], [`assess`]); [`load`] reads any
+//! `result.json` into an [`AnyResult`]. Reading accepts older documents (every
+//! figure a past version may have lacked is optional, unknown keys are
+//! ignored); writing keeps the key order of `iolens.result/1`: the envelope in
+//! its fixed order, then the summary and the sections with their keys sorted.
+
+pub mod assess;
+pub mod calibrate;
+pub mod db;
+pub mod matrix;
+pub mod run;
 
 use crate::host::HostInfo;
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -80,10 +96,18 @@ pub struct TargetInfo {
     pub device: Option<String>,
 }
 
-/// A result document. `summary` and the kind-specific extra keys are kept as
-/// JSON values so that every command (and every importer) shares one envelope.
+/// A result document of one kind: the envelope, `config`, the kind's
+/// `summary` (`S`) and its top-level sections (`X`, flattened next to the
+/// envelope: `warnings`, `ladder`, `points`, ...).
+///
+/// `config` stays a JSON value: it echoes every effective option of the
+/// command as it was given, and readers only list it as key/value parameters.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ResultDoc {
+#[serde(bound(
+    serialize = "S: Serialize, X: Serialize",
+    deserialize = "S: Deserialize<'de> + Default, X: Deserialize<'de>"
+))]
+pub struct Document<S, X> {
     pub schema: String,
     pub tool: Tool,
     pub kind: String,
@@ -98,17 +122,39 @@ pub struct ResultDoc {
     pub targets: Vec<TargetInfo>,
     #[serde(default)]
     pub config: Value,
-    #[serde(default)]
-    pub summary: Value,
+    #[serde(default, serialize_with = "sorted")]
+    pub summary: S,
     /// Kind-specific sections (`ladder`, `points`, `warnings`, ...).
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub extra: X,
 }
 
-impl ResultDoc {
+/// A document of any kind, its summary and sections kept as JSON values (what
+/// importers and new kinds write through).
+pub type ResultDoc = Document<Value, Map<String, Value>>;
+
+/// Serializes `v` with its object keys sorted, as `iolens.result/1` has
+/// always written summaries and sections.
+pub(crate) fn sorted<T: Serialize, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    serde_json::to_value(v)
+        .map_err(serde::ser::Error::custom)?
+        .serialize(s)
+}
+
+/// For `Option<Option<T>>` fields: a key that is present (even `null`) is
+/// `Some`, an absent one (with `#[serde(default)]`) stays `None`.
+pub(crate) fn present<'de, T, D>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    T: Deserialize<'de>,
+    D: serde::Deserializer<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+impl<S: Default, X: Default> Document<S, X> {
     /// A new `running` document of `kind`, started now on this host.
-    pub fn new(kind: &str, name: &str) -> ResultDoc {
-        ResultDoc {
+    pub fn new(kind: &str, name: &str) -> Document<S, X> {
+        Document {
             schema: SCHEMA.into(),
             tool: Tool::default(),
             kind: kind.into(),
@@ -120,26 +166,96 @@ impl ResultDoc {
             host: HostInfo::current(),
             targets: Vec::new(),
             config: Value::Null,
-            summary: Value::Null,
-            extra: Map::new(),
+            summary: S::default(),
+            extra: X::default(),
         }
     }
+}
 
+impl<S: DeserializeOwned + Default, X: DeserializeOwned> Document<S, X> {
     /// Reads and checks a `result.json`.
-    pub fn load(path: &Path) -> Result<ResultDoc, ResultError> {
+    pub fn load(path: &Path) -> Result<Document<S, X>, ResultError> {
         let text = fs::read_to_string(path).map_err(|e| ResultError::io(path, e))?;
-        let doc: ResultDoc = serde_json::from_str(&text).map_err(|e| ResultError::Parse {
+        Document::parse(path, &text)
+    }
+
+    /// Parses the text of `path`, checking the schema.
+    fn parse(path: &Path, text: &str) -> Result<Document<S, X>, ResultError> {
+        let bad = |msg: String| ResultError::Parse {
+            path: path.to_path_buf(),
+            msg,
+        };
+        let head: Head = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+        if !head.schema.starts_with("iolens.result/") {
+            return Err(bad(format!("unknown schema '{}'", head.schema)));
+        }
+        serde_json::from_str(text).map_err(|e| bad(e.to_string()))
+    }
+}
+
+impl<S: Serialize, X: Serialize> Document<S, X> {
+    /// The document as `result.json` holds it (pretty, with a final newline).
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("result documents serialize");
+        text.push('\n');
+        text
+    }
+}
+
+/// What [`load`] looks at before choosing a kind.
+#[derive(Deserialize)]
+struct Head {
+    schema: String,
+    #[serde(default)]
+    kind: String,
+}
+
+/// A result document read back in its kind's types.
+#[derive(Clone, Debug)]
+pub enum AnyResult {
+    Run(run::RunResult),
+    Calibrate(calibrate::CalibrateResult),
+    Matrix(matrix::MatrixResult),
+    Db(db::DbResult),
+    Assess(assess::AssessResult),
+    /// A kind this version does not know (an importer's, a newer one's).
+    Other(ResultDoc),
+}
+
+impl AnyResult {
+    /// Parses a `result.json` text read from `path`, choosing the types by `kind`.
+    pub fn parse(path: &Path, text: &str) -> Result<AnyResult, ResultError> {
+        let head: Head = serde_json::from_str(text).map_err(|e| ResultError::Parse {
             path: path.to_path_buf(),
             msg: e.to_string(),
         })?;
-        if !doc.schema.starts_with("iolens.result/") {
-            return Err(ResultError::Parse {
-                path: path.to_path_buf(),
-                msg: format!("unknown schema '{}'", doc.schema),
-            });
-        }
-        Ok(doc)
+        Ok(match head.kind.as_str() {
+            "run" => AnyResult::Run(Document::parse(path, text)?),
+            "calibrate" => AnyResult::Calibrate(Document::parse(path, text)?),
+            "matrix" => AnyResult::Matrix(Document::parse(path, text)?),
+            "db" => AnyResult::Db(Document::parse(path, text)?),
+            "assess" => AnyResult::Assess(Document::parse(path, text)?),
+            _ => AnyResult::Other(Document::parse(path, text)?),
+        })
     }
+
+    /// The document as `result.json` holds it.
+    pub fn to_json(&self) -> String {
+        match self {
+            AnyResult::Run(d) => d.to_json(),
+            AnyResult::Calibrate(d) => d.to_json(),
+            AnyResult::Matrix(d) => d.to_json(),
+            AnyResult::Db(d) => d.to_json(),
+            AnyResult::Assess(d) => d.to_json(),
+            AnyResult::Other(d) => d.to_json(),
+        }
+    }
+}
+
+/// Reads a `result.json` of any kind.
+pub fn load(path: &Path) -> Result<AnyResult, ResultError> {
+    let text = fs::read_to_string(path).map_err(|e| ResultError::io(path, e))?;
+    AnyResult::parse(path, &text)
 }
 
 /// Errors while writing or reading results.
@@ -238,10 +354,11 @@ impl ResultDir {
     }
 
     /// Writes `result.json`.
-    pub fn write_result(&self, doc: &ResultDoc) -> Result<(), ResultError> {
-        let mut text = serde_json::to_string_pretty(doc).expect("result documents serialize");
-        text.push('\n');
-        self.write_file("result.json", text.as_bytes())
+    pub fn write_result<S: Serialize, X: Serialize>(
+        &self,
+        doc: &Document<S, X>,
+    ) -> Result<(), ResultError> {
+        self.write_file("result.json", doc.to_json().as_bytes())
     }
 
     /// Opens `name` for appending rows as they are produced.
