@@ -33,7 +33,9 @@
 use crate::concurrent::run_together;
 use crate::split::split;
 use iolens_core::units::human_bytes;
-use iolens_core::{ByteSize, LatencySummary};
+use iolens_core::result::matrix::{self as schema, BestPoint, MatrixSummary};
+use iolens_core::result::run::{DeviceTotal, IoFigures};
+use iolens_core::ByteSize;
 use iolens_engine::report::device_total;
 use iolens_engine::spec::BsSplit;
 use iolens_engine::worker::DirStats;
@@ -41,7 +43,6 @@ use iolens_engine::{
     run_job, EngineKind, JobError, JobOutcome, JobSpec, Layout, Rw, TargetSet, TimeRow,
 };
 use serde::Serialize;
-use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -569,25 +570,15 @@ impl MatrixConfig {
     }
 }
 
-/// One direction of one stream over a point.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct DirFigures {
-    pub ops: u64,
-    pub iops: f64,
-    pub bytes: u64,
-    pub mbps: f64,
-    pub lat_us: LatencySummary,
-}
-
-/// One stream of one point.
-#[derive(Clone, Debug, Default, Serialize)]
+/// One stream of one point, with its per-second rows (for the trace file).
+#[derive(Clone, Debug, Default)]
 pub struct StreamFigures {
     /// Outstanding I/Os (small, large rand) or streams (large seq).
     pub load: u32,
     /// Workers × outstanding I/Os per worker, per job of the stream.
     pub layout: Vec<String>,
-    pub read: DirFigures,
-    pub write: DirFigures,
+    pub read: IoFigures,
+    pub write: IoFigures,
     /// Counted window of the stream, seconds.
     pub measured_s: f64,
     /// Reads and writes together.
@@ -595,13 +586,12 @@ pub struct StreamFigures {
     pub mbps: f64,
     /// Mean latency of reads and writes together, µs.
     pub lat_mean_us: f64,
-    #[serde(skip)]
     pub rows: Vec<TimeRow>,
 }
 
-fn dir_figures(d: &DirStats, secs: f64) -> DirFigures {
+fn dir_figures(d: &DirStats, secs: f64) -> IoFigures {
     let secs = secs.max(1e-9);
-    DirFigures {
+    IoFigures {
         ops: d.ops,
         iops: d.ops as f64 / secs,
         bytes: d.bytes,
@@ -675,8 +665,24 @@ impl StreamFigures {
     }
 }
 
-/// One measured point (`points[]` in result.json).
-#[derive(Clone, Debug, Default, Serialize)]
+impl StreamFigures {
+    /// The stream as `points[].small|large` of result.json holds it.
+    pub fn result(&self) -> schema::StreamFigures {
+        schema::StreamFigures {
+            load: self.load,
+            layout: self.layout.clone(),
+            read: self.read.clone(),
+            write: self.write.clone(),
+            measured_s: self.measured_s,
+            iops: self.iops,
+            mbps: self.mbps,
+            lat_mean_us: self.lat_mean_us,
+        }
+    }
+}
+
+/// One measured point.
+#[derive(Clone, Debug, Default)]
 pub struct MatrixPoint {
     /// 1-based position in the run.
     pub point: usize,
@@ -690,7 +696,7 @@ pub struct MatrixPoint {
     pub small: Option<StreamFigures>,
     pub large: Option<StreamFigures>,
     /// What the devices under the targets saw over the point (all sources).
-    pub device: Value,
+    pub device: Option<DeviceTotal>,
     /// CPU of the iolens process over the point.
     pub cpu_user_s: f64,
     pub cpu_sys_s: f64,
@@ -700,8 +706,28 @@ pub struct MatrixPoint {
     pub interrupted: bool,
 }
 
+impl MatrixPoint {
+    /// The point as `points[]` of result.json holds it.
+    pub fn result(&self) -> schema::MatrixPoint {
+        schema::MatrixPoint {
+            point: self.point,
+            small_load: self.small_load,
+            large_load: self.large_load,
+            measured_s: self.measured_s,
+            wall_s: self.wall_s,
+            small: self.small.as_ref().map(StreamFigures::result),
+            large: self.large.as_ref().map(StreamFigures::result),
+            device: self.device.clone(),
+            cpu_user_s: self.cpu_user_s,
+            cpu_sys_s: self.cpu_sys_s,
+            warmup_bytes: self.warmup_bytes,
+            interrupted: self.interrupted,
+        }
+    }
+}
+
 /// Everything a matrix run measured so far.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default)]
 pub struct MatrixRun {
     pub points: Vec<MatrixPoint>,
     /// The first I/O error; the run stopped there.
@@ -713,6 +739,32 @@ impl MatrixRun {
     /// Points that ran to their end (the ones the CSV files show).
     pub fn finished(&self) -> impl Iterator<Item = &MatrixPoint> {
         self.points.iter().filter(|p| !p.interrupted)
+    }
+
+    /// Every point as `points[]` of result.json holds it.
+    pub fn point_results(&self) -> Vec<schema::MatrixPoint> {
+        self.points.iter().map(MatrixPoint::result).collect()
+    }
+
+    /// `summary` of a matrix result: the best points, as in ORION's summary.
+    pub fn summary(&self, planned: usize) -> MatrixSummary {
+        let best = |pick: &dyn Fn(&MatrixPoint) -> Option<f64>, max: bool| {
+            self.finished()
+                .filter_map(|p| pick(p).filter(|v| *v > 0.0).map(|v| (p, v)))
+                .reduce(|a, b| if (b.1 > a.1) == max && b.1 != a.1 { b } else { a })
+                .map(|(p, v)| BestPoint {
+                    value: v,
+                    small: p.small_load,
+                    large: p.large_load,
+                })
+        };
+        MatrixSummary {
+            points_planned: planned as u64,
+            points_finished: self.finished().count() as u64,
+            max_large_mbps: best(&|p| p.large.as_ref().map(|f| f.mbps), true),
+            max_small_iops: best(&|p| p.small.as_ref().map(|f| f.iops), true),
+            min_small_lat_us: best(&|p| p.small.as_ref().map(|f| f.lat_mean_us), false),
+        }
     }
 }
 
@@ -829,7 +881,7 @@ pub fn run(
             wall_s: t0.elapsed().as_secs_f64(),
             small: stream(Stream::Small, s),
             large: stream(Stream::Large, l),
-            device: longest.map_or(Value::Null, |r| device_total(&r.outcome.disks)),
+            device: longest.and_then(|r| device_total(&r.outcome.disks)),
             cpu_user_s: cpu.user_s,
             cpu_sys_s: cpu.sys_s,
             warmup_bytes,

@@ -18,7 +18,6 @@ use crate::fmt::fixed;
 use crate::matrix::{LargeType, MatrixConfig, MatrixPoint, MatrixRun, StreamFigures};
 use iolens_core::result::TargetInfo;
 use iolens_engine::Layout;
-use serde_json::Value;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::time::SystemTime;
@@ -385,17 +384,16 @@ pub fn trace_point(total: usize, p: &MatrixPoint) -> String {
             );
         }
     }
-    if let Value::Object(d) = &p.device {
-        let g = |k: &str| d.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    if let Some(d) = &p.device {
         let _ = writeln!(
             t,
             "  device: read_ios={:.0} write_ios={:.0} r_await={:.3} ms w_await={:.3} ms aqu-sz={:.2} util={:.1}%",
-            g("read_ios"),
-            g("write_ios"),
-            g("read_await_ms"),
-            g("write_await_ms"),
-            g("avg_queue"),
-            g("util_pct")
+            d.read_ios as f64,
+            d.write_ios as f64,
+            d.read_await_ms,
+            d.write_await_ms,
+            d.avg_queue,
+            d.util_pct
         );
     }
     let _ = writeln!(
@@ -410,7 +408,7 @@ pub fn trace_point(total: usize, p: &MatrixPoint) -> String {
 /// cut short, tiny points.
 pub fn warnings(cfg: &MatrixConfig, run: &MatrixRun) -> Vec<String> {
     let mut w = Vec::new();
-    if !run.points.is_empty() && run.points.iter().all(|p| p.device.is_null()) {
+    if !run.points.is_empty() && run.points.iter().all(|p| p.device.is_none()) {
         w.push("no block device found under the targets (tmpfs, overlay?): device counters are missing and the figures may not reflect any storage".into());
     }
     let coarse = run

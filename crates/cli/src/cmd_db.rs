@@ -962,7 +962,7 @@ pub(crate) fn measure<B: Backend>(
             outcome.measured_s
         ));
     }
-    let mut summary = report::summary(&outcome, &spec, &cache);
+    let mut summary = serde_json::to_value(report::summary(&outcome, &spec, &cache))?;
     decorate(&mut summary);
     doc.summary = summary;
     doc.extra.insert("warnings".into(), json!(warnings));
