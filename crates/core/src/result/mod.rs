@@ -59,6 +59,16 @@ impl Status {
         }
     }
 
+    /// The name the schema gives the status (`running`, `ok`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Ok => "ok",
+            Status::Interrupted => "interrupted",
+            Status::Failed => "failed",
+        }
+    }
+
     /// The process exit code that goes with this status.
     pub fn exit_code(self) -> i32 {
         match self {
@@ -187,7 +197,10 @@ impl<S: DeserializeOwned + Default, X: DeserializeOwned> Document<S, X> {
         };
         let head: Head = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
         if !head.schema.starts_with("iolens.result/") {
-            return Err(bad(format!("unknown schema '{}'", head.schema)));
+            return Err(ResultError::Schema {
+                path: path.to_path_buf(),
+                schema: head.schema,
+            });
         }
         serde_json::from_str(text).map_err(|e| bad(e.to_string()))
     }
@@ -205,6 +218,7 @@ impl<S: Serialize, X: Serialize> Document<S, X> {
 /// What [`load`] looks at before choosing a kind.
 #[derive(Deserialize)]
 struct Head {
+    #[serde(default)]
     schema: String,
     #[serde(default)]
     kind: String,
@@ -222,7 +236,66 @@ pub enum AnyResult {
     Other(ResultDoc),
 }
 
+/// Calls `$body` with `$d` bound to the document, whatever its kind.
+macro_rules! each {
+    ($self:expr, $d:ident => $body:expr) => {
+        match $self {
+            AnyResult::Run($d) => $body,
+            AnyResult::Calibrate($d) => $body,
+            AnyResult::Matrix($d) => $body,
+            AnyResult::Db($d) => $body,
+            AnyResult::Assess($d) => $body,
+            AnyResult::Other($d) => $body,
+        }
+    };
+}
+
+/// The envelope of a document of any kind.
+#[derive(Clone, Copy, Debug)]
+pub struct Envelope<'a> {
+    pub kind: &'a str,
+    pub name: &'a str,
+    pub status: Status,
+    pub error: Option<&'a str>,
+    pub started_at: &'a str,
+    pub duration_s: f64,
+    pub host: &'a HostInfo,
+    pub targets: &'a [TargetInfo],
+    pub config: &'a Value,
+}
+
 impl AnyResult {
+    /// The envelope, whatever the kind.
+    pub fn envelope(&self) -> Envelope<'_> {
+        each!(self, d => Envelope {
+            kind: &d.kind,
+            name: &d.name,
+            status: d.status,
+            error: d.error.as_deref(),
+            started_at: &d.started_at,
+            duration_s: d.duration_s,
+            host: &d.host,
+            targets: &d.targets,
+            config: &d.config,
+        })
+    }
+
+    /// The advice recorded with the result (`warnings`), whatever the kind.
+    pub fn warnings(&self) -> Vec<String> {
+        match self {
+            AnyResult::Run(d) => d.extra.warnings.clone(),
+            AnyResult::Calibrate(d) => d.extra.warnings.clone(),
+            AnyResult::Matrix(d) => d.extra.warnings.clone(),
+            AnyResult::Db(d) => d.extra.warnings.clone(),
+            AnyResult::Assess(d) => d.extra.warnings.clone(),
+            AnyResult::Other(d) => d
+                .extra
+                .get("warnings")
+                .and_then(|w| Vec::<String>::deserialize(w).ok()),
+        }
+        .unwrap_or_default()
+    }
+
     /// Parses a `result.json` text read from `path`, choosing the types by `kind`.
     pub fn parse(path: &Path, text: &str) -> Result<AnyResult, ResultError> {
         let head: Head = serde_json::from_str(text).map_err(|e| ResultError::Parse {
@@ -241,14 +314,7 @@ impl AnyResult {
 
     /// The document as `result.json` holds it.
     pub fn to_json(&self) -> String {
-        match self {
-            AnyResult::Run(d) => d.to_json(),
-            AnyResult::Calibrate(d) => d.to_json(),
-            AnyResult::Matrix(d) => d.to_json(),
-            AnyResult::Db(d) => d.to_json(),
-            AnyResult::Assess(d) => d.to_json(),
-            AnyResult::Other(d) => d.to_json(),
-        }
+        each!(self, d => d.to_json())
     }
 }
 
@@ -271,6 +337,8 @@ pub enum ResultError {
     Exists(PathBuf),
     #[error("{path}: not an iolens result: {msg}")]
     Parse { path: PathBuf, msg: String },
+    #[error("{path}: not an iolens result (schema '{schema}')")]
+    Schema { path: PathBuf, schema: String },
 }
 
 impl ResultError {
