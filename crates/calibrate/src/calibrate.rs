@@ -259,42 +259,41 @@ fn step_seed(seed: u64, trial: u32, io: IoKind, outstanding: u32, index: u32) ->
 
 /// The step `o` measured, as `ladder[]` of result.json holds it.
 fn ladder_point(
-        cfg: &CalibrateConfig,
-        trial: u32,
-        io: IoKind,
-        phase: Phase,
-        spec: &JobSpec,
-        o: &JobOutcome,
+    cfg: &CalibrateConfig,
+    trial: u32,
+    io: IoKind,
+    phase: Phase,
+    spec: &JobSpec,
+    o: &JobOutcome,
 ) -> LadderPoint {
-        let secs = o.measured_s.max(1e-9);
-        let lat = o.read.hist.summary();
-        let cpu = o.cpu.total_s();
-        let within = io == IoKind::Large || lat.mean <= cfg.max_latency.as_secs_f64() * 1e6;
-        LadderPoint {
-            trial,
-            io,
-            phase,
-            outstanding: spec.threads * spec.qd,
-            threads: spec.threads,
-            qd: spec.qd,
-            bs: spec.bs,
-            measured_s: o.measured_s,
-            ops: o.read.ops,
-            iops: o.read.ops as f64 / secs,
-            mbps: o.read.bytes as f64 / secs / 1e6,
-            within_latency: within,
-            device_read_ios: (!o.disks.is_empty())
-                .then(|| o.disks.iter().map(|d| d.read_ios).sum()),
-            device: device_total(&o.disks),
-            cpu_us_per_io: if o.read.ops > 0 {
-                cpu * 1e6 / o.read.ops as f64
-            } else {
-                0.0
-            },
-            interrupted: o.interrupted || o.error.is_some(),
-            lat_us: lat,
-        }
+    let secs = o.measured_s.max(1e-9);
+    let lat = o.read.hist.summary();
+    let cpu = o.cpu.total_s();
+    let within = io == IoKind::Large || lat.mean <= cfg.max_latency.as_secs_f64() * 1e6;
+    LadderPoint {
+        trial,
+        io,
+        phase,
+        outstanding: spec.threads * spec.qd,
+        threads: spec.threads,
+        qd: spec.qd,
+        bs: spec.bs,
+        measured_s: o.measured_s,
+        ops: o.read.ops,
+        iops: o.read.ops as f64 / secs,
+        mbps: o.read.bytes as f64 / secs / 1e6,
+        within_latency: within,
+        device_read_ios: (!o.disks.is_empty()).then(|| o.disks.iter().map(|d| d.read_ios).sum()),
+        device: device_total(&o.disks),
+        cpu_us_per_io: if o.read.ops > 0 {
+            cpu * 1e6 / o.read.ops as f64
+        } else {
+            0.0
+        },
+        interrupted: o.interrupted || o.error.is_some(),
+        lat_us: lat,
     }
+}
 
 /// The figure the step's ladder climbs on.
 fn ladder_value(p: &LadderPoint) -> f64 {

@@ -17,7 +17,6 @@
 //!   (the last within the limit and the first past it; or the two steps that
 //!   show the plateau, keeping the half next to the better end).
 
-
 pub use iolens_core::result::calibrate::{Phase, Stop};
 
 /// Figures this close to the highest (relative) count as equal when the best

@@ -32,9 +32,9 @@
 
 use crate::concurrent::run_together;
 use crate::split::split;
-use iolens_core::units::human_bytes;
 use iolens_core::result::matrix::{self as schema, BestPoint, MatrixSummary};
 use iolens_core::result::run::{DeviceTotal, IoFigures};
+use iolens_core::units::human_bytes;
 use iolens_core::ByteSize;
 use iolens_engine::report::device_total;
 use iolens_engine::spec::BsSplit;
@@ -751,7 +751,13 @@ impl MatrixRun {
         let best = |pick: &dyn Fn(&MatrixPoint) -> Option<f64>, max: bool| {
             self.finished()
                 .filter_map(|p| pick(p).filter(|v| *v > 0.0).map(|v| (p, v)))
-                .reduce(|a, b| if (b.1 > a.1) == max && b.1 != a.1 { b } else { a })
+                .reduce(|a, b| {
+                    if (b.1 > a.1) == max && b.1 != a.1 {
+                        b
+                    } else {
+                        a
+                    }
+                })
                 .map(|(p, v)| BestPoint {
                     value: v,
                     small: p.small_load,

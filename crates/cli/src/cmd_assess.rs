@@ -16,12 +16,12 @@ use crate::errors::usage;
 use crate::output::result_dir;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use iolens_core::units::human_bytes;
 use iolens_core::result::assess::{
     AssessDb, AssessResult, AssessSummary, DbPoint, DbVsRaw, RawFigures,
 };
 use iolens_core::result::calibrate::{CalibrateResult, IoKind};
 use iolens_core::result::db::{DbSections, DbSummary};
+use iolens_core::units::human_bytes;
 use iolens_core::{ByteSize, Document, DurationArg, Status};
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -563,11 +563,10 @@ fn render(s: &AssessSummary, warnings: &[String], out: &Path, elapsed: f64) -> S
         num(raw.max_iops, 0),
         num(b.and_then(|b| b.physical_read_iops), 0)
     );
-    let single = s
-        .db
-        .points
-        .iter()
-        .find(|p| p.sessions == 1 && p.update_pct == 0);
+    let single =
+        s.db.points
+            .iter()
+            .find(|p| p.sessions == 1 && p.update_pct == 0);
     let _ = writeln!(
         t,
         "  {:<34} {:>14} {:>14}",

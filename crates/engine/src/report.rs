@@ -115,7 +115,7 @@ pub fn summary(o: &JobOutcome) -> RunSummary {
             ops: o.sync.count(),
             lat_us: o.sync.summary(),
         }),
-        verify: (o.verify.checked + o.verify.unstamped > 0).then(|| VerifyFigures {
+        verify: (o.verify.checked + o.verify.unstamped > 0).then_some(VerifyFigures {
             checked: o.verify.checked,
             unstamped: o.verify.unstamped,
         }),

@@ -513,9 +513,7 @@ mod tests {
         write_result(&root.join("m"), "matrix", json!({}), json!({}));
         let p = root.join("m/result.json");
         let text = fs::read_to_string(&p).unwrap();
-        let stream = |iops: f64, mbps: f64| {
-            json!({"load": 1, "read": {"ops": 10, "iops": iops, "mbps": mbps}, "iops": iops, "mbps": mbps})
-        };
+        let stream = |iops: f64, mbps: f64| json!({"load": 1, "read": {"ops": 10, "iops": iops, "mbps": mbps}, "iops": iops, "mbps": mbps});
         let points = json!([
             {"point": 1, "small_load": 1, "large_load": 0, "small": stream(100.0, 0.8)},
             {"point": 2, "small_load": 2, "large_load": 0, "small": stream(180.0, 1.4)}

@@ -227,13 +227,13 @@ struct Head {
 /// A result document read back in its kind's types.
 #[derive(Clone, Debug)]
 pub enum AnyResult {
-    Run(run::RunResult),
-    Calibrate(calibrate::CalibrateResult),
-    Matrix(matrix::MatrixResult),
-    Db(db::DbResult),
-    Assess(assess::AssessResult),
+    Run(Box<run::RunResult>),
+    Calibrate(Box<calibrate::CalibrateResult>),
+    Matrix(Box<matrix::MatrixResult>),
+    Db(Box<db::DbResult>),
+    Assess(Box<assess::AssessResult>),
     /// A kind this version does not know (an importer's, a newer one's).
-    Other(ResultDoc),
+    Other(Box<ResultDoc>),
 }
 
 /// Calls `$body` with `$d` bound to the document, whatever its kind.
@@ -303,12 +303,12 @@ impl AnyResult {
             msg: e.to_string(),
         })?;
         Ok(match head.kind.as_str() {
-            "run" => AnyResult::Run(Document::parse(path, text)?),
-            "calibrate" => AnyResult::Calibrate(Document::parse(path, text)?),
-            "matrix" => AnyResult::Matrix(Document::parse(path, text)?),
-            "db" => AnyResult::Db(Document::parse(path, text)?),
-            "assess" => AnyResult::Assess(Document::parse(path, text)?),
-            _ => AnyResult::Other(Document::parse(path, text)?),
+            "run" => AnyResult::Run(Box::new(Document::parse(path, text)?)),
+            "calibrate" => AnyResult::Calibrate(Box::new(Document::parse(path, text)?)),
+            "matrix" => AnyResult::Matrix(Box::new(Document::parse(path, text)?)),
+            "db" => AnyResult::Db(Box::new(Document::parse(path, text)?)),
+            "assess" => AnyResult::Assess(Box::new(Document::parse(path, text)?)),
+            _ => AnyResult::Other(Box::new(Document::parse(path, text)?)),
         })
     }
 
