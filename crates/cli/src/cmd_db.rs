@@ -10,8 +10,11 @@ use crate::errors::{usage, UsageError};
 use crate::output::{result_dir, Progress};
 use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
+use iolens_core::result::db::{
+    self as db_result, CgroupFigures, CgroupMemory, DbResult, DbSummary,
+};
 use iolens_core::result::TargetInfo;
-use iolens_core::{ByteSize, DurationArg, ResultDir, ResultDoc, Status};
+use iolens_core::{ByteSize, DurationArg, ResultDir, Status};
 use iolens_db::layout::{self, LayoutReport, LayoutSpec};
 use iolens_db::pg::{self, PgBackend, ServerInfo};
 use iolens_db::report::{self, Context};
@@ -703,7 +706,7 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
     let device = data_dir.as_deref().and_then(iolens_probe::device_of_path);
     let name = a.out.name.clone().unwrap_or_else(|| "db".into());
     let dir = result_dir(&a.out, &name)?;
-    let mut doc = ResultDoc::new("db", &name);
+    let mut doc = DbResult::new("db", &name);
     doc.targets = vec![TargetInfo {
         path: data_dir
             .as_ref()
@@ -730,19 +733,20 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
         "evicted_bytes": evicted.map(|e| e.bytes),
         "evicted_files": evicted.map(|e| e.files),
     });
-    doc.extra.insert(
-        "server".into(),
-        json!({
-            "version": info.version,
-            "major": info.major,
-            "version_num": info.version_num,
-            "settings": info.settings,
-            "data_directory": data_dir,
-            "shared_buffers_bytes": info.shared_buffers_bytes,
-        }),
-    );
-    doc.extra
-        .insert("plan".into(), serde_json::to_value(&plan)?);
+    doc.extra.server = Some(db_result::ServerInfo {
+        version: info.version.clone(),
+        major: Some(info.major),
+        version_num: Some(info.version_num.into()),
+        settings: info
+            .settings
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().into()))
+            .collect(),
+        data_directory: Some(data_dir.as_ref().map(|p| p.display().to_string())),
+        shared_buffers_bytes: Some(info.shared_buffers_bytes),
+        vfs: None,
+    });
+    doc.extra.plan = Some(serde_json::to_value(&plan)?);
     dir.write_result(&doc)?;
 
     let backend = PgBackend::new(
@@ -816,9 +820,14 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
         &|summary| {
             if let Some(c) = managed.borrow().as_ref() {
                 if let Some(m) = c.cgroup_memory() {
-                    summary["cgroup"] = json!({
-                        "limit_bytes": cgroup.as_ref().map(|g| g.limit_bytes),
-                        "memory": m,
+                    summary.cgroup = Some(CgroupFigures {
+                        limit_bytes: cgroup.as_ref().map(|g| g.limit_bytes),
+                        memory: CgroupMemory {
+                            cache_bytes: m.cache_bytes,
+                            shmem_bytes: m.shmem_bytes,
+                            anon_bytes: m.anon_bytes,
+                            max_usage_bytes: m.max_usage_bytes,
+                        },
                     });
                 }
             }
@@ -834,7 +843,7 @@ pub(crate) struct Measure<'a> {
     pub spec: &'a WorkloadSpec,
     pub probes: Probes,
     pub dir: ResultDir,
-    pub doc: ResultDoc,
+    pub doc: DbResult,
     pub warnings: Vec<String>,
     pub cx: Context,
     pub out: &'a OutputArgs,
@@ -849,7 +858,7 @@ pub(crate) fn measure<B: Backend>(
     backend: &B,
     m: Measure,
     check_server: &mut dyn FnMut() -> Option<String>,
-    decorate: &dyn Fn(&mut serde_json::Value),
+    decorate: &dyn Fn(&mut DbSummary),
 ) -> Result<u8> {
     let Measure {
         spec,
@@ -962,10 +971,10 @@ pub(crate) fn measure<B: Backend>(
             outcome.measured_s
         ));
     }
-    let mut summary = serde_json::to_value(report::summary(&outcome, &spec, &cache))?;
+    let mut summary = report::summary(&outcome, &spec, &cache);
     decorate(&mut summary);
-    doc.summary = summary;
-    doc.extra.insert("warnings".into(), json!(warnings));
+    doc.summary = Some(summary);
+    doc.extra.warnings = Some(warnings.clone());
     dir.write_result(&doc)?;
     let status = serde_json::to_value(doc.status)?;
     let text = report::summary_text(

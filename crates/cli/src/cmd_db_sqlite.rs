@@ -7,9 +7,9 @@ use crate::cmd_db::{check_run_args, measure, workload_spec, DbRunArgs, Measure, 
 use crate::errors::usage;
 use crate::output::result_dir;
 use anyhow::{Context as _, Result};
+use iolens_core::result::db::{DbResult, ServerInfo};
 use iolens_core::result::TargetInfo;
 use iolens_core::units::human_bytes;
-use iolens_core::ResultDoc;
 use iolens_db::pagecache;
 use iolens_db::report::Context;
 use iolens_db::run::Probes;
@@ -254,7 +254,7 @@ pub fn run(a: DbRunArgs) -> Result<u8> {
     let device = iolens_probe::device_of_path(&dir);
     let name = a.out.name.clone().unwrap_or_else(|| "db".into());
     let rdir = result_dir(&a.out, &name)?;
-    let mut doc = ResultDoc::new("db", &name);
+    let mut doc = DbResult::new("db", &name);
     doc.targets = vec![TargetInfo {
         path: dir.display().to_string(),
         kind: "directory".into(),
@@ -275,21 +275,22 @@ pub fn run(a: DbRunArgs) -> Result<u8> {
         "evicted_files": evicted.map(|e| e.files),
     });
     let version = format!("SQLite {}", rusqlite::version());
-    doc.extra.insert(
-        "server".into(),
-        json!({
-            "version": version,
-            "vfs": iolens_sqlite::vfs::VFS_NAME,
-            "settings": {
-                "page_size": slob::PAGE_SIZE,
-                "cache_size_bytes": a.server.cache.0,
-                "journal_mode": "wal",
-                "synchronous": "full",
-                "mmap_size": 0,
-            },
-        }),
-    );
-    doc.extra.insert("plan".into(), json!({ "select": plan }));
+    doc.extra.server = Some(ServerInfo {
+        version: version.clone(),
+        vfs: Some(iolens_sqlite::vfs::VFS_NAME.into()),
+        settings: [
+            ("page_size", json!(slob::PAGE_SIZE)),
+            ("cache_size_bytes", json!(a.server.cache.0)),
+            ("journal_mode", json!("wal")),
+            ("synchronous", json!("full")),
+            ("mmap_size", json!(0)),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect(),
+        ..Default::default()
+    });
+    doc.extra.plan = Some(json!({ "select": plan }));
     rdir.write_result(&doc)?;
     let pid = std::process::id();
     let probes = Probes {
