@@ -32,8 +32,8 @@
 
 use crate::concurrent::run_together;
 use crate::split::split;
-use iolens_core::result::matrix::{self as schema, BestPoint, MatrixSummary};
-use iolens_core::result::run::{DeviceTotal, IoFigures};
+use iolens_core::result::matrix::{BestPoint, MatrixSummary};
+use iolens_core::result::run::IoFigures;
 use iolens_core::units::human_bytes;
 use iolens_core::ByteSize;
 use iolens_engine::report::device_total;
@@ -570,23 +570,13 @@ impl MatrixConfig {
     }
 }
 
-/// One stream of one point, with its per-second rows (for the trace file).
+pub use iolens_core::result::matrix::{MatrixPoint, StreamFigures};
+
+/// The per-second rows of each stream of one point (for the trace file).
 #[derive(Clone, Debug, Default)]
-pub struct StreamFigures {
-    /// Outstanding I/Os (small, large rand) or streams (large seq).
-    pub load: u32,
-    /// Workers × outstanding I/Os per worker, per job of the stream.
-    pub layout: Vec<String>,
-    pub read: IoFigures,
-    pub write: IoFigures,
-    /// Counted window of the stream, seconds.
-    pub measured_s: f64,
-    /// Reads and writes together.
-    pub iops: f64,
-    pub mbps: f64,
-    /// Mean latency of reads and writes together, µs.
-    pub lat_mean_us: f64,
-    pub rows: Vec<TimeRow>,
+pub struct PointRows {
+    pub small: Vec<TimeRow>,
+    pub large: Vec<TimeRow>,
 }
 
 fn dir_figures(d: &DirStats, secs: f64) -> IoFigures {
@@ -600,136 +590,78 @@ fn dir_figures(d: &DirStats, secs: f64) -> IoFigures {
     }
 }
 
-impl StreamFigures {
-    fn from_jobs(load: u32, jobs: &[(&JobSpec, &JobOutcome, &[TimeRow])]) -> StreamFigures {
-        let mut read = DirStats::default();
-        let mut write = DirStats::default();
-        let mut secs: f64 = 0.0;
-        for (_, o, _) in jobs {
-            read.merge(&o.read);
-            write.merge(&o.write);
-            secs = secs.max(o.measured_s);
-        }
-        let ops = read.ops + write.ops;
-        let lat_sum = read.hist.sum_ns() + write.hist.sum_ns();
-        let mut rows: Vec<TimeRow> = Vec::new();
-        for (_, _, rs) in jobs {
-            for r in rs.iter() {
-                match rows.iter_mut().find(|x| x.sec == r.sec) {
-                    Some(x) => {
-                        // Combine the per-second rates of two jobs of one stream.
-                        let merge =
-                            |a: &mut iolens_engine::job::RowDir, b: &iolens_engine::job::RowDir| {
-                                let n = a.iops + b.iops;
-                                if n > 0.0 {
-                                    a.lat_mean_us =
-                                        (a.lat_mean_us * a.iops + b.lat_mean_us * b.iops) / n;
-                                }
-                                a.lat_p99_us = a.lat_p99_us.max(b.lat_p99_us);
-                                a.iops = n;
-                                a.mbps += b.mbps;
-                            };
-                        merge(&mut x.read, &r.read);
-                        merge(&mut x.write, &r.write);
-                    }
-                    None => rows.push(r.clone()),
+/// One stream of a point from its jobs: its figures and its per-second rows.
+fn stream_figures(
+    load: u32,
+    jobs: &[(&JobSpec, &JobOutcome, &[TimeRow])],
+) -> (StreamFigures, Vec<TimeRow>) {
+    let mut read = DirStats::default();
+    let mut write = DirStats::default();
+    let mut secs: f64 = 0.0;
+    for (_, o, _) in jobs {
+        read.merge(&o.read);
+        write.merge(&o.write);
+        secs = secs.max(o.measured_s);
+    }
+    let ops = read.ops + write.ops;
+    let lat_sum = read.hist.sum_ns() + write.hist.sum_ns();
+    let mut rows: Vec<TimeRow> = Vec::new();
+    for (_, _, rs) in jobs {
+        for r in rs.iter() {
+            match rows.iter_mut().find(|x| x.sec == r.sec) {
+                Some(x) => {
+                    // Combine the per-second rates of two jobs of one stream.
+                    let merge = |a: &mut iolens_engine::job::RowDir,
+                                 b: &iolens_engine::job::RowDir| {
+                        let n = a.iops + b.iops;
+                        if n > 0.0 {
+                            a.lat_mean_us = (a.lat_mean_us * a.iops + b.lat_mean_us * b.iops) / n;
+                        }
+                        a.lat_p99_us = a.lat_p99_us.max(b.lat_p99_us);
+                        a.iops = n;
+                        a.mbps += b.mbps;
+                    };
+                    merge(&mut x.read, &r.read);
+                    merge(&mut x.write, &r.write);
                 }
+                None => rows.push(r.clone()),
             }
         }
-        rows.sort_by_key(|r| r.sec);
-        StreamFigures {
-            load,
-            layout: jobs
-                .iter()
-                .map(|(s, _, _)| {
-                    format!(
-                        "{}×{} {}",
-                        s.threads,
-                        s.qd,
-                        format!("{:?}", s.rw).to_lowercase()
-                    )
-                })
-                .collect(),
-            read: dir_figures(&read, secs),
-            write: dir_figures(&write, secs),
-            measured_s: secs,
-            iops: ops as f64 / secs.max(1e-9),
-            mbps: (read.bytes + write.bytes) as f64 / secs.max(1e-9) / 1e6,
-            lat_mean_us: if ops > 0 {
-                lat_sum as f64 / ops as f64 / 1e3
-            } else {
-                0.0
-            },
-            rows,
-        }
     }
-}
-
-impl StreamFigures {
-    /// The stream as `points[].small|large` of result.json holds it.
-    pub fn result(&self) -> schema::StreamFigures {
-        schema::StreamFigures {
-            load: self.load,
-            layout: self.layout.clone(),
-            read: self.read.clone(),
-            write: self.write.clone(),
-            measured_s: self.measured_s,
-            iops: self.iops,
-            mbps: self.mbps,
-            lat_mean_us: self.lat_mean_us,
-        }
-    }
-}
-
-/// One measured point.
-#[derive(Clone, Debug, Default)]
-pub struct MatrixPoint {
-    /// 1-based position in the run.
-    pub point: usize,
-    pub small_load: u32,
-    pub large_load: u32,
-    /// Counted window of the point (the longest of its jobs).
-    pub measured_s: f64,
-    /// Wall time of the point, setup included: with both streams running at
-    /// once it is close to `measured_s`, not the sum of the streams.
-    pub wall_s: f64,
-    pub small: Option<StreamFigures>,
-    pub large: Option<StreamFigures>,
-    /// What the devices under the targets saw over the point (all sources).
-    pub device: Option<DeviceTotal>,
-    /// CPU of the iolens process over the point.
-    pub cpu_user_s: f64,
-    pub cpu_sys_s: f64,
-    /// Bytes read to warm the cache before the point (not measured).
-    pub warmup_bytes: u64,
-    /// The point was cut short (interrupt or error); it is left out of the CSV files.
-    pub interrupted: bool,
-}
-
-impl MatrixPoint {
-    /// The point as `points[]` of result.json holds it.
-    pub fn result(&self) -> schema::MatrixPoint {
-        schema::MatrixPoint {
-            point: self.point,
-            small_load: self.small_load,
-            large_load: self.large_load,
-            measured_s: self.measured_s,
-            wall_s: self.wall_s,
-            small: self.small.as_ref().map(StreamFigures::result),
-            large: self.large.as_ref().map(StreamFigures::result),
-            device: self.device.clone(),
-            cpu_user_s: self.cpu_user_s,
-            cpu_sys_s: self.cpu_sys_s,
-            warmup_bytes: self.warmup_bytes,
-            interrupted: self.interrupted,
-        }
-    }
+    rows.sort_by_key(|r| r.sec);
+    let figures = StreamFigures {
+        load,
+        layout: jobs
+            .iter()
+            .map(|(s, _, _)| {
+                format!(
+                    "{}×{} {}",
+                    s.threads,
+                    s.qd,
+                    format!("{:?}", s.rw).to_lowercase()
+                )
+            })
+            .collect(),
+        read: dir_figures(&read, secs),
+        write: dir_figures(&write, secs),
+        measured_s: secs,
+        iops: ops as f64 / secs.max(1e-9),
+        mbps: (read.bytes + write.bytes) as f64 / secs.max(1e-9) / 1e6,
+        lat_mean_us: if ops > 0 {
+            lat_sum as f64 / ops as f64 / 1e3
+        } else {
+            0.0
+        },
+    };
+    (figures, rows)
 }
 
 /// Everything a matrix run measured so far.
 #[derive(Clone, Debug, Default)]
 pub struct MatrixRun {
     pub points: Vec<MatrixPoint>,
+    /// The per-second rows of each point, in the order of `points`.
+    pub rows: Vec<PointRows>,
     /// The first I/O error; the run stopped there.
     pub error: Option<String>,
     pub interrupted: bool,
@@ -739,11 +671,6 @@ impl MatrixRun {
     /// Points that ran to their end (the ones the CSV files show).
     pub fn finished(&self) -> impl Iterator<Item = &MatrixPoint> {
         self.points.iter().filter(|p| !p.interrupted)
-    }
-
-    /// Every point as `points[]` of result.json holds it.
-    pub fn point_results(&self) -> Vec<schema::MatrixPoint> {
-        self.points.iter().map(MatrixPoint::result).collect()
     }
 
     /// `summary` of a matrix result: the best points, as in ORION's summary.
@@ -871,8 +798,10 @@ pub fn run(
                 .filter(|(j, _)| j.0 == which)
                 .map(|(j, r)| (&*j.1, &r.outcome, r.rows.as_slice()))
                 .collect();
-            (!parts.is_empty()).then(|| StreamFigures::from_jobs(load, &parts))
+            (!parts.is_empty()).then(|| stream_figures(load, &parts))
         };
+        let (small, small_rows) = stream(Stream::Small, s).unzip();
+        let (large, large_rows) = stream(Stream::Large, l).unzip();
         let error = runs.iter().find_map(|r| r.outcome.error.clone());
         let cut = runs.iter().any(|r| r.outcome.interrupted) || error.is_some();
         // The device view of the job that measured longest covers the point.
@@ -885,13 +814,17 @@ pub fn run(
             large_load: l,
             measured_s: longest.map_or(0.0, |r| r.outcome.measured_s),
             wall_s: t0.elapsed().as_secs_f64(),
-            small: stream(Stream::Small, s),
-            large: stream(Stream::Large, l),
+            small,
+            large,
             device: longest.and_then(|r| device_total(&r.outcome.disks)),
             cpu_user_s: cpu.user_s,
             cpu_sys_s: cpu.sys_s,
             warmup_bytes,
             interrupted: cut,
+        });
+        run.rows.push(PointRows {
+            small: small_rows.unwrap_or_default(),
+            large: large_rows.unwrap_or_default(),
         });
         if error.is_some() {
             run.error = error;

@@ -15,9 +15,10 @@
 //! ORION. MB/s are 10^6 bytes per second.
 
 use crate::fmt::fixed;
-use crate::matrix::{LargeType, MatrixConfig, MatrixPoint, MatrixRun, StreamFigures};
+use crate::matrix::{LargeType, MatrixConfig, MatrixPoint, MatrixRun, PointRows, StreamFigures};
 use iolens_core::result::TargetInfo;
 use iolens_engine::Layout;
+use iolens_engine::TimeRow;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::time::SystemTime;
@@ -313,8 +314,8 @@ pub fn trace_header(cfg: &MatrixConfig, commandline: &str) -> String {
     )
 }
 
-/// One point's block of `_trace.txt`.
-pub fn trace_point(total: usize, p: &MatrixPoint) -> String {
+/// One point's block of `_trace.txt`, with the point's per-second rows.
+pub fn trace_point(total: usize, p: &MatrixPoint, rows: &PointRows) -> String {
     let mut t = String::new();
     let lay =
         |f: &Option<StreamFigures>| f.as_ref().map_or("-".to_string(), |f| f.layout.join(" + "));
@@ -341,17 +342,13 @@ pub fn trace_point(total: usize, p: &MatrixPoint) -> String {
         "large_mbps",
         "large_lat_us"
     );
-    let secs: BTreeSet<u32> = [&p.small, &p.large]
+    let secs: BTreeSet<u32> = [&rows.small, &rows.large]
         .iter()
-        .filter_map(|f| f.as_ref())
-        .flat_map(|f| f.rows.iter().map(|r| r.sec))
+        .flat_map(|rs| rs.iter().map(|r| r.sec))
         .collect();
     for sec in secs {
-        let cell = |f: &Option<StreamFigures>| -> (String, String, String, bool) {
-            let Some(r) = f
-                .as_ref()
-                .and_then(|f| f.rows.iter().find(|r| r.sec == sec))
-            else {
+        let cell = |rs: &[TimeRow]| -> (String, String, String, bool) {
+            let Some(r) = rs.iter().find(|r| r.sec == sec) else {
                 return ("".into(), "".into(), "".into(), false);
             };
             let iops = r.read.iops + r.write.iops;
@@ -367,8 +364,8 @@ pub fn trace_point(total: usize, p: &MatrixPoint) -> String {
                 r.ramp,
             )
         };
-        let (si, sm, sl, sr) = cell(&p.small);
-        let (li, lm, ll, lr) = cell(&p.large);
+        let (si, sm, sl, sr) = cell(&rows.small);
+        let (li, lm, ll, lr) = cell(&rows.large);
         let _ = writeln!(
             t,
             "  {sec:>4} {:>5} {si:>11} {sm:>11} {sl:>13} {li:>11} {lm:>11} {ll:>13}",

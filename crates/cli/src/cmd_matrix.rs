@@ -283,12 +283,12 @@ pub fn run(a: MatrixArgs) -> Result<u8> {
             MatrixEvent::Done(run) => {
                 finished += 1;
                 finished_time += point_started.elapsed().as_secs_f64();
-                if let Some(p) = run.points.last() {
-                    let _ = trace.write_all(orion::trace_point(total, p).as_bytes());
+                if let (Some(p), Some(rows)) = (run.points.last(), run.rows.last()) {
+                    let _ = trace.write_all(orion::trace_point(total, p, rows).as_bytes());
                     let _ = trace.flush();
                 }
                 doc.duration_s = started.elapsed().as_secs_f64();
-                doc.extra.points = run.point_results();
+                doc.extra.points = run.points.clone();
                 if let Err(e) = write_files(run, &doc, "running", &[]) {
                     write_error.get_or_insert(e);
                 }
@@ -305,7 +305,7 @@ pub fn run(a: MatrixArgs) -> Result<u8> {
     doc.status = Status::ended(outcome.error.is_some(), outcome.interrupted);
     doc.error = outcome.error.clone();
     doc.summary = Some(outcome.summary(total));
-    doc.extra.points = outcome.point_results();
+    doc.extra.points = outcome.points.clone();
     let warnings = orion::warnings(&cfg, &outcome);
     doc.extra.warnings = Some(warnings.clone());
     let status = serde_json::to_value(doc.status)?;
