@@ -446,16 +446,21 @@ mod tests {
 
     #[test]
     fn result_documents_round_trip_with_extra_sections() {
-        let mut doc = ResultDoc::new("run", "t");
-        doc.summary = serde_json::json!({"total": {"iops": 5.0}});
-        doc.extra
-            .insert("warnings".into(), serde_json::json!(["w"]));
-        let text = serde_json::to_string(&doc).unwrap();
-        let back: ResultDoc = serde_json::from_str(&text).unwrap();
+        let mut doc = run::RunResult::new("run", "t");
+        let mut summary = run::RunSummary::default();
+        summary.total.iops = 5.0;
+        doc.summary = Some(summary);
+        doc.extra.warnings = Some(vec!["w".into()]);
+        let text = doc.to_json();
+        let back = AnyResult::parse(Path::new("result.json"), &text).unwrap();
+        let AnyResult::Run(back) = back else {
+            panic!("a run reads back as a run")
+        };
         assert_eq!(back.schema, SCHEMA);
-        assert_eq!(back.summary["total"]["iops"], 5.0);
-        assert_eq!(back.extra["warnings"][0], "w");
+        assert_eq!(back.summary.map(|s| s.total.iops), Some(5.0));
+        assert_eq!(back.extra.warnings, Some(vec!["w".to_string()]));
         assert_eq!(back.status, Status::Running);
+        assert_eq!(back.to_json(), text);
     }
 
     #[test]
