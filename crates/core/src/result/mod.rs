@@ -457,7 +457,7 @@ mod tests {
             panic!("a run reads back as a run")
         };
         assert_eq!(back.schema, SCHEMA);
-        assert_eq!(back.summary.map(|s| s.total.iops), Some(5.0));
+        assert_eq!(back.summary.as_ref().map(|s| s.total.iops), Some(5.0));
         assert_eq!(back.extra.warnings, Some(vec!["w".to_string()]));
         assert_eq!(back.status, Status::Running);
         assert_eq!(back.to_json(), text);
