@@ -20,34 +20,26 @@ use crate::split::split;
 use crate::stats::{monotonic, spread, Spread};
 use iolens_core::fmt::{fixed, ms, rate};
 use iolens_core::units::human_bytes;
-use iolens_core::{ByteSize, LatencySummary};
+use iolens_core::ByteSize;
 use iolens_engine::report::device_total;
 use iolens_engine::spec::BsSplit;
 use iolens_engine::{EngineKind, JobError, JobOutcome, JobSpec, Layout, Rw, TargetSet};
 use serde::Serialize;
-use serde_json::{json, Value};
 use std::fmt::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Which of the two ladders a step belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum IoKind {
-    /// Small random reads → `max_iops`.
-    Small,
-    /// Large random reads → `max_mbps`.
-    Large,
-}
+pub use iolens_core::result::calibrate::{
+    CalibrateFigures, CalibrateSummary, IoKind, LadderPoint, TrialResult,
+};
 
-impl IoKind {
-    fn tag(self) -> u64 {
-        match self {
-            IoKind::Small => 1,
-            IoKind::Large => 2,
-        }
+/// A number per ladder, mixed into the seeds and the job names.
+fn tag(io: IoKind) -> u64 {
+    match io {
+        IoKind::Small => 1,
+        IoKind::Large => 2,
     }
 }
 
@@ -231,7 +223,7 @@ impl CalibrateConfig {
     pub fn step_spec(&self, trial: u32, io: IoKind, outstanding: u32, index: u32) -> JobSpec {
         let (threads, qd) = split(outstanding, self.engine, self.max_threads);
         JobSpec {
-            name: format!("calibrate-{}", io.tag()),
+            name: format!("calibrate-{}", tag(io)),
             bs: self.bs(io),
             bs_split: None,
             threads,
@@ -259,7 +251,7 @@ impl CalibrateConfig {
 fn step_seed(seed: u64, trial: u32, io: IoKind, outstanding: u32, index: u32) -> u64 {
     let mut z = seed
         ^ ((trial as u64) << 48)
-        ^ (io.tag() << 40)
+        ^ (tag(io) << 40)
         ^ ((index as u64) << 24)
         ^ outstanding as u64;
     // splitmix64 finaliser
@@ -268,103 +260,49 @@ fn step_seed(seed: u64, trial: u32, io: IoKind, outstanding: u32, index: u32) ->
     z ^ (z >> 31)
 }
 
-/// One measured step (`ladder[]` in result.json).
-#[derive(Clone, Debug, Serialize)]
-pub struct LadderPoint {
-    pub trial: u32,
-    pub io: IoKind,
-    pub phase: Phase,
-    pub outstanding: u32,
-    pub threads: u32,
-    pub qd: u32,
-    pub bs: u64,
-    pub measured_s: f64,
-    pub ops: u64,
-    pub iops: f64,
-    pub mbps: f64,
-    pub lat_us: LatencySummary,
-    /// Mean latency within `max_latency` (always true for large reads).
-    pub within_latency: bool,
-    /// Reads the devices under the targets saw over the step (all sources).
-    pub device_read_ios: Option<u64>,
-    /// What those devices saw, as in `summary.device` of a run.
-    pub device: Value,
-    pub cpu_us_per_io: f64,
-    /// The step was cut short by an interrupt or an error.
-    pub interrupted: bool,
-}
-
-impl LadderPoint {
-    fn new(
-        cfg: &CalibrateConfig,
-        trial: u32,
-        io: IoKind,
-        phase: Phase,
-        spec: &JobSpec,
-        o: &JobOutcome,
-    ) -> LadderPoint {
-        let secs = o.measured_s.max(1e-9);
-        let lat = o.read.hist.summary();
-        let cpu = o.cpu.total_s();
-        let within = io == IoKind::Large || lat.mean <= cfg.max_latency.as_secs_f64() * 1e6;
-        LadderPoint {
-            trial,
-            io,
-            phase,
-            outstanding: spec.threads * spec.qd,
-            threads: spec.threads,
-            qd: spec.qd,
-            bs: spec.bs,
-            measured_s: o.measured_s,
-            ops: o.read.ops,
-            iops: o.read.ops as f64 / secs,
-            mbps: o.read.bytes as f64 / secs / 1e6,
-            within_latency: within,
-            device_read_ios: (!o.disks.is_empty())
-                .then(|| o.disks.iter().map(|d| d.read_ios).sum()),
-            device: device_total(&o.disks),
-            cpu_us_per_io: if o.read.ops > 0 {
-                cpu * 1e6 / o.read.ops as f64
-            } else {
-                0.0
-            },
-            interrupted: o.interrupted || o.error.is_some(),
-            lat_us: lat,
-        }
-    }
-
-    fn value(&self) -> f64 {
-        match self.io {
-            IoKind::Small => self.iops,
-            IoKind::Large => self.mbps,
-        }
+/// The step `o` measured, as `ladder[]` of result.json holds it.
+fn ladder_point(
+    cfg: &CalibrateConfig,
+    trial: u32,
+    io: IoKind,
+    phase: Phase,
+    spec: &JobSpec,
+    o: &JobOutcome,
+) -> LadderPoint {
+    let secs = o.measured_s.max(1e-9);
+    let lat = o.read.hist.summary();
+    let cpu = o.cpu.total_s();
+    let within = io == IoKind::Large || lat.mean <= cfg.max_latency.as_secs_f64() * 1e6;
+    LadderPoint {
+        trial,
+        io,
+        phase,
+        outstanding: spec.threads * spec.qd,
+        threads: spec.threads,
+        qd: spec.qd,
+        bs: spec.bs,
+        measured_s: o.measured_s,
+        ops: o.read.ops,
+        iops: o.read.ops as f64 / secs,
+        mbps: o.read.bytes as f64 / secs / 1e6,
+        within_latency: within,
+        device_read_ios: (!o.disks.is_empty()).then(|| o.disks.iter().map(|d| d.read_ios).sum()),
+        device: device_total(&o.disks),
+        cpu_us_per_io: if o.read.ops > 0 {
+            cpu * 1e6 / o.read.ops as f64
+        } else {
+            0.0
+        },
+        interrupted: o.interrupted || o.error.is_some(),
+        lat_us: lat,
     }
 }
 
-/// What one trial found (`trials[]` in result.json).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct TrialResult {
-    pub trial: u32,
-    pub max_iops: Option<f64>,
-    /// Mean latency at `max_iops`, ms.
-    pub latency_ms: Option<f64>,
-    /// 99th percentile latency at `max_iops`, ms.
-    pub latency_p99_ms: Option<f64>,
-    pub iops_outstanding: Option<u32>,
-    /// Whether `max_iops` met `max_latency` (false: no step did, and the
-    /// figures are those of the step with the lowest mean latency).
-    pub iops_within_latency: bool,
-    pub small_stop: Option<Stop>,
-    pub max_mbps: Option<f64>,
-    pub mbps_outstanding: Option<u32>,
-    /// Mean latency of the large reads at `max_mbps`, ms.
-    pub mbps_latency_ms: Option<f64>,
-    pub large_stop: Option<Stop>,
-}
-
-impl TrialResult {
-    fn complete(&self) -> bool {
-        self.max_iops.is_some() && self.max_mbps.is_some()
+/// The figure the step's ladder climbs on.
+fn ladder_value(p: &LadderPoint) -> f64 {
+    match p.io {
+        IoKind::Small => p.iops,
+        IoKind::Large => p.mbps,
     }
 }
 
@@ -428,7 +366,7 @@ pub fn run(
                 index += 1;
                 run_step(cfg, targets, interrupt, observe, &mut cal, step)
             })?;
-            tr.record(io, &lcfg, &outcome, &cal.points[first..]);
+            record_trial(&mut tr, io, &lcfg, &outcome, &cal.points[first..]);
             if outcome.cut_short || outcome.stop == Stop::Stopped {
                 cal.trials.push(tr);
                 break 'trials;
@@ -472,9 +410,9 @@ fn run_step(
         observe(Event::Tick)
     })?;
     let out = runs.remove(0).outcome;
-    let p = LadderPoint::new(cfg, step.trial, step.io, step.phase, &spec, &out);
+    let p = ladder_point(cfg, step.trial, step.io, step.phase, &spec, &out);
     let sample = Sample {
-        value: p.value(),
+        value: ladder_value(&p),
         lat_us: p.lat_us.mean,
     };
     let cut = p.interrupted;
@@ -489,47 +427,45 @@ fn run_step(
     Ok(if cut { None } else { Some(sample) })
 }
 
-impl TrialResult {
-    /// Takes the figures of one finished ladder; `points` are its steps.
-    fn record(
-        &mut self,
-        io: IoKind,
-        lcfg: &LadderConfig,
-        outcome: &LadderOutcome,
-        points: &[LadderPoint],
-    ) {
-        let stop = (outcome.stop != Stop::Stopped).then_some(outcome.stop);
-        match io {
-            IoKind::Small => {
-                self.small_stop = stop;
-                let best = lcfg.best(&outcome.steps).map(|i| (i, true)).or_else(|| {
-                    // Nothing within the limit: report the lowest-latency step.
-                    (0..outcome.steps.len())
-                        .min_by(|&a, &b| {
-                            outcome.steps[a]
-                                .sample
-                                .lat_us
-                                .total_cmp(&outcome.steps[b].sample.lat_us)
-                        })
-                        .map(|i| (i, false))
-                });
-                if let Some((i, within)) = best {
-                    let p = &points[i];
-                    self.max_iops = Some(p.iops);
-                    self.latency_ms = Some(p.lat_us.mean / 1e3);
-                    self.latency_p99_ms = Some(p.lat_us.p99 / 1e3);
-                    self.iops_outstanding = Some(p.outstanding);
-                    self.iops_within_latency = within;
-                }
+/// Takes the figures of one finished ladder into its trial; `points` are its steps.
+fn record_trial(
+    tr: &mut TrialResult,
+    io: IoKind,
+    lcfg: &LadderConfig,
+    outcome: &LadderOutcome,
+    points: &[LadderPoint],
+) {
+    let stop = (outcome.stop != Stop::Stopped).then_some(outcome.stop);
+    match io {
+        IoKind::Small => {
+            tr.small_stop = stop;
+            let best = lcfg.best(&outcome.steps).map(|i| (i, true)).or_else(|| {
+                // Nothing within the limit: report the lowest-latency step.
+                (0..outcome.steps.len())
+                    .min_by(|&a, &b| {
+                        outcome.steps[a]
+                            .sample
+                            .lat_us
+                            .total_cmp(&outcome.steps[b].sample.lat_us)
+                    })
+                    .map(|i| (i, false))
+            });
+            if let Some((i, within)) = best {
+                let p = &points[i];
+                tr.max_iops = Some(p.iops);
+                tr.latency_ms = Some(p.lat_us.mean / 1e3);
+                tr.latency_p99_ms = Some(p.lat_us.p99 / 1e3);
+                tr.iops_outstanding = Some(p.outstanding);
+                tr.iops_within_latency = within;
             }
-            IoKind::Large => {
-                self.large_stop = stop;
-                if let Some(i) = lcfg.best(&outcome.steps) {
-                    let p = &points[i];
-                    self.max_mbps = Some(p.mbps);
-                    self.mbps_outstanding = Some(p.outstanding);
-                    self.mbps_latency_ms = Some(p.lat_us.mean / 1e3);
-                }
+        }
+        IoKind::Large => {
+            tr.large_stop = stop;
+            if let Some(i) = lcfg.best(&outcome.steps) {
+                let p = &points[i];
+                tr.max_mbps = Some(p.mbps);
+                tr.mbps_outstanding = Some(p.outstanding);
+                tr.mbps_latency_ms = Some(p.lat_us.mean / 1e3);
             }
         }
     }
@@ -556,45 +492,48 @@ impl Calibration {
         }
     }
 
-    /// `summary` of result.json.
-    pub fn summary(&self) -> Value {
+    /// `summary` of result.json: each figure's mean over trials (rounded),
+    /// its coefficient of variation and its spread.
+    pub fn summary(&self) -> CalibrateSummary {
         let f = self.figures();
         let r = |v: f64, d: i32| {
             let m = 10f64.powi(d);
             (v * m).round() / m
         };
-        let opt = |s: &Spread, d: i32| {
-            if s.n > 0 {
-                json!(r(s.mean, d))
-            } else {
-                Value::Null
-            }
+        let mean = |s: &Spread, d: i32| (s.n > 0).then(|| r(s.mean, d));
+        let cv = |s: &Spread| (s.n > 0).then(|| r(s.cv_pct, 2));
+        let rounded = |s: &Spread, d: i32| {
+            (s.n > 0).then(|| Spread {
+                n: s.n,
+                mean: r(s.mean, d),
+                min: r(s.min, d),
+                max: r(s.max, d),
+                stddev: r(s.stddev, d + 1),
+                cv_pct: r(s.cv_pct, 2),
+            })
         };
-        let spread_json = |s: &Spread, d: i32| {
-            if s.n == 0 {
-                return Value::Null;
-            }
-            json!({"n": s.n, "mean": r(s.mean, d), "min": r(s.min, d), "max": r(s.max, d),
-                   "stddev": r(s.stddev, d + 1), "cv_pct": r(s.cv_pct, 2)})
-        };
-        json!({
-            "max_iops": opt(&f.max_iops, 1),
-            "latency_ms": opt(&f.latency_ms, 4),
-            "max_mbps": opt(&f.max_mbps, 3),
-            "cv": {
-                "max_iops": if f.max_iops.n > 0 { json!(r(f.max_iops.cv_pct, 2)) } else { Value::Null },
-                "max_mbps": if f.max_mbps.n > 0 { json!(r(f.max_mbps.cv_pct, 2)) } else { Value::Null },
-                "latency_ms": if f.latency_ms.n > 0 { json!(r(f.latency_ms.cv_pct, 2)) } else { Value::Null },
+        CalibrateSummary {
+            max_iops: mean(&f.max_iops, 1),
+            latency_ms: mean(&f.latency_ms, 4),
+            max_mbps: mean(&f.max_mbps, 3),
+            cv: CalibrateFigures {
+                max_iops: cv(&f.max_iops),
+                latency_ms: cv(&f.latency_ms),
+                max_mbps: cv(&f.max_mbps),
             },
-            "spread": {
-                "max_iops": spread_json(&f.max_iops, 1),
-                "latency_ms": spread_json(&f.latency_ms, 4),
-                "max_mbps": spread_json(&f.max_mbps, 3),
+            spread: CalibrateFigures {
+                max_iops: rounded(&f.max_iops, 1),
+                latency_ms: rounded(&f.latency_ms, 4),
+                max_mbps: rounded(&f.max_mbps, 3),
             },
-            "trials_complete": self.trials.iter().filter(|t| t.complete()).count(),
-            "within_latency": self.trials.iter().filter(|t| t.max_iops.is_some()).all(|t| t.iops_within_latency),
-            "steps": self.points.len(),
-        })
+            trials_complete: self.trials.iter().filter(|t| t.complete()).count() as u64,
+            within_latency: self
+                .trials
+                .iter()
+                .filter(|t| t.max_iops.is_some())
+                .all(|t| t.iops_within_latency),
+            steps: self.points.len() as u64,
+        }
     }
 }
 
@@ -713,7 +652,7 @@ fn ladder_limit_warning(w: &mut Vec<String>, cfg: &CalibrateConfig, cal: &Calibr
 
 /// What the device counters say: missing, large reads split, foreign I/O.
 fn device_warnings(w: &mut Vec<String>, cfg: &CalibrateConfig, cal: &Calibration, f: &Figures) {
-    if cal.points.iter().all(|p| p.device.is_null()) && !cal.points.is_empty() {
+    if cal.points.iter().all(|p| p.device.is_none()) && !cal.points.is_empty() {
         w.push("no block device found under the targets (tmpfs, overlay?): device counters are missing and the figures may not reflect any storage".into());
     }
     let small_ratio = device_read_ratio(cal, IoKind::Small).unwrap_or(1.0);
@@ -889,9 +828,8 @@ fn write_ladder_table(
         };
         let await_ms = p
             .device
-            .get("read_await_ms")
-            .and_then(Value::as_f64)
-            .map_or("-".into(), ms);
+            .as_ref()
+            .map_or("-".into(), |d| ms(d.read_await_ms));
         let _ = writeln!(
             t,
             "  {:>11} {:>10} {:>10.0} {:>10} {:>10} {:>10} {:>12}{mark}",
@@ -1026,13 +964,13 @@ mod tests {
     fn summary_has_the_figures_and_their_spread() {
         let cal = calibration(&[(3000.0, 80.0), (3060.0, 80.0), (2940.0, 80.0)]);
         let s = cal.summary();
-        assert_eq!(s["max_iops"], 3000.0);
-        assert_eq!(s["max_mbps"], 80.0);
-        assert_eq!(s["latency_ms"], 0.4);
-        assert_eq!(s["cv"]["max_iops"], 2.0);
-        assert_eq!(s["cv"]["max_mbps"], 0.0);
-        assert_eq!(s["spread"]["max_iops"]["min"], 2940.0);
-        assert_eq!(s["trials_complete"], 3);
+        assert_eq!(s.max_iops, Some(3000.0));
+        assert_eq!(s.max_mbps, Some(80.0));
+        assert_eq!(s.latency_ms, Some(0.4));
+        assert_eq!(s.cv.max_iops, Some(2.0));
+        assert_eq!(s.cv.max_mbps, Some(0.0));
+        assert_eq!(s.spread.max_iops.map(|s| s.min), Some(2940.0));
+        assert_eq!(s.trials_complete, 3);
         assert_eq!(
             headline(&cal),
             "max_iops = 3000  latency = 0.400 ms  max_mbps = 80.0"

@@ -17,41 +17,7 @@
 //!   (the last within the limit and the first past it; or the two steps that
 //!   show the plateau, keeping the half next to the better end).
 
-use serde::Serialize;
-
-/// Whether a step belongs to the doubling ladder or to the refinement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Phase {
-    Ladder,
-    Refine,
-}
-
-/// Why the climb stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stop {
-    /// A step gained less than `min_gain` over the best step before it.
-    Plateau,
-    /// A step's mean latency exceeded the limit.
-    Latency,
-    /// `max_outstanding` was reached while the figure still grew.
-    Limit,
-    /// The measurement was cut short (interrupt or error) before the climb ended.
-    Stopped,
-}
-
-impl Stop {
-    /// A few words for tables and logs.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Stop::Plateau => "plateau",
-            Stop::Latency => "latency limit",
-            Stop::Limit => "max outstanding",
-            Stop::Stopped => "stopped",
-        }
-    }
-}
+pub use iolens_core::result::calibrate::{Phase, Stop};
 
 /// Figures this close to the highest (relative) count as equal when the best
 /// step is chosen.

@@ -32,8 +32,10 @@
 
 use crate::concurrent::run_together;
 use crate::split::split;
+use iolens_core::result::matrix::{BestPoint, MatrixSummary};
+use iolens_core::result::run::IoFigures;
 use iolens_core::units::human_bytes;
-use iolens_core::{ByteSize, LatencySummary};
+use iolens_core::ByteSize;
 use iolens_engine::report::device_total;
 use iolens_engine::spec::BsSplit;
 use iolens_engine::worker::DirStats;
@@ -41,7 +43,6 @@ use iolens_engine::{
     run_job, EngineKind, JobError, JobOutcome, JobSpec, Layout, Rw, TargetSet, TimeRow,
 };
 use serde::Serialize;
-use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -620,39 +621,18 @@ impl MatrixConfig {
     }
 }
 
-/// One direction of one stream over a point.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct DirFigures {
-    pub ops: u64,
-    pub iops: f64,
-    pub bytes: u64,
-    pub mbps: f64,
-    pub lat_us: LatencySummary,
+pub use iolens_core::result::matrix::{MatrixPoint, StreamFigures};
+
+/// The per-second rows of each stream of one point (for the trace file).
+#[derive(Clone, Debug, Default)]
+pub struct PointRows {
+    pub small: Vec<TimeRow>,
+    pub large: Vec<TimeRow>,
 }
 
-/// One stream of one point.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct StreamFigures {
-    /// Outstanding I/Os (small, large rand) or streams (large seq).
-    pub load: u32,
-    /// Workers × outstanding I/Os per worker, per job of the stream.
-    pub layout: Vec<String>,
-    pub read: DirFigures,
-    pub write: DirFigures,
-    /// Counted window of the stream, seconds.
-    pub measured_s: f64,
-    /// Reads and writes together.
-    pub iops: f64,
-    pub mbps: f64,
-    /// Mean latency of reads and writes together, µs.
-    pub lat_mean_us: f64,
-    #[serde(skip)]
-    pub rows: Vec<TimeRow>,
-}
-
-fn dir_figures(d: &DirStats, secs: f64) -> DirFigures {
+fn dir_figures(d: &DirStats, secs: f64) -> IoFigures {
     let secs = secs.max(1e-9);
-    DirFigures {
+    IoFigures {
         ops: d.ops,
         iops: d.ops as f64 / secs,
         bytes: d.bytes,
@@ -661,100 +641,78 @@ fn dir_figures(d: &DirStats, secs: f64) -> DirFigures {
     }
 }
 
-impl StreamFigures {
-    fn from_jobs(load: u32, jobs: &[(&JobSpec, &JobOutcome, &[TimeRow])]) -> StreamFigures {
-        let mut read = DirStats::default();
-        let mut write = DirStats::default();
-        let mut secs: f64 = 0.0;
-        for (_, o, _) in jobs {
-            read.merge(&o.read);
-            write.merge(&o.write);
-            secs = secs.max(o.measured_s);
-        }
-        let ops = read.ops + write.ops;
-        let lat_sum = read.hist.sum_ns() + write.hist.sum_ns();
-        let mut rows: Vec<TimeRow> = Vec::new();
-        for (_, _, rs) in jobs {
-            for r in rs.iter() {
-                match rows.iter_mut().find(|x| x.sec == r.sec) {
-                    Some(x) => {
-                        // Combine the per-second rates of two jobs of one stream.
-                        let merge =
-                            |a: &mut iolens_engine::job::RowDir, b: &iolens_engine::job::RowDir| {
-                                let n = a.iops + b.iops;
-                                if n > 0.0 {
-                                    a.lat_mean_us =
-                                        (a.lat_mean_us * a.iops + b.lat_mean_us * b.iops) / n;
-                                }
-                                a.lat_p99_us = a.lat_p99_us.max(b.lat_p99_us);
-                                a.iops = n;
-                                a.mbps += b.mbps;
-                            };
-                        merge(&mut x.read, &r.read);
-                        merge(&mut x.write, &r.write);
-                    }
-                    None => rows.push(r.clone()),
+/// One stream of a point from its jobs: its figures and its per-second rows.
+fn stream_figures(
+    load: u32,
+    jobs: &[(&JobSpec, &JobOutcome, &[TimeRow])],
+) -> (StreamFigures, Vec<TimeRow>) {
+    let mut read = DirStats::default();
+    let mut write = DirStats::default();
+    let mut secs: f64 = 0.0;
+    for (_, o, _) in jobs {
+        read.merge(&o.read);
+        write.merge(&o.write);
+        secs = secs.max(o.measured_s);
+    }
+    let ops = read.ops + write.ops;
+    let lat_sum = read.hist.sum_ns() + write.hist.sum_ns();
+    let mut rows: Vec<TimeRow> = Vec::new();
+    for (_, _, rs) in jobs {
+        for r in rs.iter() {
+            match rows.iter_mut().find(|x| x.sec == r.sec) {
+                Some(x) => {
+                    // Combine the per-second rates of two jobs of one stream.
+                    let merge = |a: &mut iolens_engine::job::RowDir,
+                                 b: &iolens_engine::job::RowDir| {
+                        let n = a.iops + b.iops;
+                        if n > 0.0 {
+                            a.lat_mean_us = (a.lat_mean_us * a.iops + b.lat_mean_us * b.iops) / n;
+                        }
+                        a.lat_p99_us = a.lat_p99_us.max(b.lat_p99_us);
+                        a.iops = n;
+                        a.mbps += b.mbps;
+                    };
+                    merge(&mut x.read, &r.read);
+                    merge(&mut x.write, &r.write);
                 }
+                None => rows.push(r.clone()),
             }
         }
-        rows.sort_by_key(|r| r.sec);
-        StreamFigures {
-            load,
-            layout: jobs
-                .iter()
-                .map(|(s, _, _)| {
-                    format!(
-                        "{}×{} {}",
-                        s.threads,
-                        s.qd,
-                        format!("{:?}", s.rw).to_lowercase()
-                    )
-                })
-                .collect(),
-            read: dir_figures(&read, secs),
-            write: dir_figures(&write, secs),
-            measured_s: secs,
-            iops: ops as f64 / secs.max(1e-9),
-            mbps: (read.bytes + write.bytes) as f64 / secs.max(1e-9) / 1e6,
-            lat_mean_us: if ops > 0 {
-                lat_sum as f64 / ops as f64 / 1e3
-            } else {
-                0.0
-            },
-            rows,
-        }
     }
-}
-
-/// One measured point (`points[]` in result.json).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct MatrixPoint {
-    /// 1-based position in the run.
-    pub point: usize,
-    pub small_load: u32,
-    pub large_load: u32,
-    /// Counted window of the point (the longest of its jobs).
-    pub measured_s: f64,
-    /// Wall time of the point, setup included: with both streams running at
-    /// once it is close to `measured_s`, not the sum of the streams.
-    pub wall_s: f64,
-    pub small: Option<StreamFigures>,
-    pub large: Option<StreamFigures>,
-    /// What the devices under the targets saw over the point (all sources).
-    pub device: Value,
-    /// CPU of the iolens process over the point.
-    pub cpu_user_s: f64,
-    pub cpu_sys_s: f64,
-    /// Bytes read to warm the cache before the point (not measured).
-    pub warmup_bytes: u64,
-    /// The point was cut short (interrupt or error); it is left out of the CSV files.
-    pub interrupted: bool,
+    rows.sort_by_key(|r| r.sec);
+    let figures = StreamFigures {
+        load,
+        layout: jobs
+            .iter()
+            .map(|(s, _, _)| {
+                format!(
+                    "{}×{} {}",
+                    s.threads,
+                    s.qd,
+                    format!("{:?}", s.rw).to_lowercase()
+                )
+            })
+            .collect(),
+        read: dir_figures(&read, secs),
+        write: dir_figures(&write, secs),
+        measured_s: secs,
+        iops: ops as f64 / secs.max(1e-9),
+        mbps: (read.bytes + write.bytes) as f64 / secs.max(1e-9) / 1e6,
+        lat_mean_us: if ops > 0 {
+            lat_sum as f64 / ops as f64 / 1e3
+        } else {
+            0.0
+        },
+    };
+    (figures, rows)
 }
 
 /// Everything a matrix run measured so far.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default)]
 pub struct MatrixRun {
     pub points: Vec<MatrixPoint>,
+    /// The per-second rows of each point, in the order of `points`.
+    pub rows: Vec<PointRows>,
     /// The first I/O error; the run stopped there.
     pub error: Option<String>,
     pub interrupted: bool,
@@ -764,6 +722,33 @@ impl MatrixRun {
     /// Points that ran to their end (the ones the CSV files show).
     pub fn finished(&self) -> impl Iterator<Item = &MatrixPoint> {
         self.points.iter().filter(|p| !p.interrupted)
+    }
+
+    /// `summary` of a matrix result: the best points, as in ORION's summary.
+    pub fn summary(&self, planned: usize) -> MatrixSummary {
+        let best = |pick: &dyn Fn(&MatrixPoint) -> Option<f64>, max: bool| {
+            self.finished()
+                .filter_map(|p| pick(p).filter(|v| *v > 0.0).map(|v| (p, v)))
+                .reduce(|a, b| {
+                    if (b.1 > a.1) == max && b.1 != a.1 {
+                        b
+                    } else {
+                        a
+                    }
+                })
+                .map(|(p, v)| BestPoint {
+                    value: v,
+                    small: p.small_load,
+                    large: p.large_load,
+                })
+        };
+        MatrixSummary {
+            points_planned: planned as u64,
+            points_finished: self.finished().count() as u64,
+            max_large_mbps: best(&|p| p.large.as_ref().map(|f| f.mbps), true),
+            max_small_iops: best(&|p| p.small.as_ref().map(|f| f.iops), true),
+            min_small_lat_us: best(&|p| p.small.as_ref().map(|f| f.lat_mean_us), false),
+        }
     }
 }
 
@@ -864,8 +849,10 @@ pub fn run(
                 .filter(|(j, _)| j.0 == which)
                 .map(|(j, r)| (&*j.1, &r.outcome, r.rows.as_slice()))
                 .collect();
-            (!parts.is_empty()).then(|| StreamFigures::from_jobs(load, &parts))
+            (!parts.is_empty()).then(|| stream_figures(load, &parts))
         };
+        let (small, small_rows) = stream(Stream::Small, s).unzip();
+        let (large, large_rows) = stream(Stream::Large, l).unzip();
         let error = runs.iter().find_map(|r| r.outcome.error.clone());
         let cut = runs.iter().any(|r| r.outcome.interrupted) || error.is_some();
         // The device view of the job that measured longest covers the point.
@@ -878,13 +865,17 @@ pub fn run(
             large_load: l,
             measured_s: longest.map_or(0.0, |r| r.outcome.measured_s),
             wall_s: t0.elapsed().as_secs_f64(),
-            small: stream(Stream::Small, s),
-            large: stream(Stream::Large, l),
-            device: longest.map_or(Value::Null, |r| device_total(&r.outcome.disks)),
+            small,
+            large,
+            device: longest.and_then(|r| device_total(&r.outcome.disks)),
             cpu_user_s: cpu.user_s,
             cpu_sys_s: cpu.sys_s,
             warmup_bytes,
             interrupted: cut,
+        });
+        run.rows.push(PointRows {
+            small: small_rows.unwrap_or_default(),
+            large: large_rows.unwrap_or_default(),
         });
         if error.is_some() {
             run.error = error;

@@ -14,11 +14,13 @@
 //! no such point (or it did not finish). The time stamp is local time, as in
 //! ORION. MB/s are 10^6 bytes per second.
 
-use crate::matrix::{LargeType, MatrixConfig, MatrixPoint, MatrixRun, Stream, StreamFigures};
+use crate::matrix::{
+    LargeType, MatrixConfig, MatrixPoint, MatrixRun, PointRows, Stream, StreamFigures,
+};
 use iolens_core::fmt::fixed;
 use iolens_core::result::TargetInfo;
 use iolens_engine::Layout;
-use serde_json::Value;
+use iolens_engine::TimeRow;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::time::SystemTime;
@@ -338,8 +340,8 @@ pub fn trace_header(cfg: &MatrixConfig, commandline: &str) -> String {
     )
 }
 
-/// One point's block of `_trace.txt`.
-pub fn trace_point(total: usize, p: &MatrixPoint) -> String {
+/// One point's block of `_trace.txt`, with the point's per-second rows.
+pub fn trace_point(total: usize, p: &MatrixPoint, rows: &PointRows) -> String {
     let mut t = String::new();
     let lay =
         |f: &Option<StreamFigures>| f.as_ref().map_or("-".to_string(), |f| f.layout.join(" + "));
@@ -354,14 +356,14 @@ pub fn trace_point(total: usize, p: &MatrixPoint) -> String {
         lay(&p.large),
         p.warmup_bytes
     );
-    write_trace_seconds(&mut t, p);
+    write_trace_seconds(&mut t, rows);
     write_trace_totals(&mut t, p);
     t
 }
 
 /// The per-second table of one point: each stream's IOPS, MB/s and mean
 /// latency, reads and writes together.
-fn write_trace_seconds(t: &mut String, p: &MatrixPoint) {
+fn write_trace_seconds(t: &mut String, rows: &PointRows) {
     let _ = writeln!(
         t,
         "  {:>4} {:>5} {:>11} {:>11} {:>13} {:>11} {:>11} {:>13}",
@@ -374,14 +376,13 @@ fn write_trace_seconds(t: &mut String, p: &MatrixPoint) {
         "large_mbps",
         "large_lat_us"
     );
-    let secs: BTreeSet<u32> = [&p.small, &p.large]
+    let secs: BTreeSet<u32> = [&rows.small, &rows.large]
         .iter()
-        .filter_map(|f| f.as_ref())
-        .flat_map(|f| f.rows.iter().map(|r| r.sec))
+        .flat_map(|rs| rs.iter().map(|r| r.sec))
         .collect();
     for sec in secs {
-        let (si, sm, sl, sr) = trace_cells(&p.small, sec);
-        let (li, lm, ll, lr) = trace_cells(&p.large, sec);
+        let (si, sm, sl, sr) = trace_cells(&rows.small, sec);
+        let (li, lm, ll, lr) = trace_cells(&rows.large, sec);
         let _ = writeln!(
             t,
             "  {sec:>4} {:>5} {si:>11} {sm:>11} {sl:>13} {li:>11} {lm:>11} {ll:>13}",
@@ -392,11 +393,8 @@ fn write_trace_seconds(t: &mut String, p: &MatrixPoint) {
 
 /// One stream's IOPS, MB/s and mean latency in second `sec` (empty when it
 /// has no such second), and whether the second is ramp.
-fn trace_cells(f: &Option<StreamFigures>, sec: u32) -> (String, String, String, bool) {
-    let Some(r) = f
-        .as_ref()
-        .and_then(|f| f.rows.iter().find(|r| r.sec == sec))
-    else {
+fn trace_cells(rows: &[TimeRow], sec: u32) -> (String, String, String, bool) {
+    let Some(r) = rows.iter().find(|r| r.sec == sec) else {
         return ("".into(), "".into(), "".into(), false);
     };
     let iops = r.read.iops + r.write.iops;
@@ -424,17 +422,16 @@ fn write_trace_totals(t: &mut String, p: &MatrixPoint) {
             );
         }
     }
-    if let Value::Object(d) = &p.device {
-        let g = |k: &str| d.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    if let Some(d) = &p.device {
         let _ = writeln!(
             t,
             "  device: read_ios={:.0} write_ios={:.0} r_await={:.3} ms w_await={:.3} ms aqu-sz={:.2} util={:.1}%",
-            g("read_ios"),
-            g("write_ios"),
-            g("read_await_ms"),
-            g("write_await_ms"),
-            g("avg_queue"),
-            g("util_pct")
+            d.read_ios as f64,
+            d.write_ios as f64,
+            d.read_await_ms,
+            d.write_await_ms,
+            d.avg_queue,
+            d.util_pct
         );
     }
     let _ = writeln!(
@@ -448,7 +445,7 @@ fn write_trace_totals(t: &mut String, p: &MatrixPoint) {
 /// cut short, tiny points.
 pub fn warnings(cfg: &MatrixConfig, run: &MatrixRun) -> Vec<String> {
     let mut w = Vec::new();
-    if !run.points.is_empty() && run.points.iter().all(|p| p.device.is_null()) {
+    if !run.points.is_empty() && run.points.iter().all(|p| p.device.is_none()) {
         w.push("no block device found under the targets (tmpfs, overlay?): device counters are missing and the figures may not reflect any storage".into());
     }
     let coarse = run

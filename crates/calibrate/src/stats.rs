@@ -1,20 +1,6 @@
 //! The spread of a figure over trials.
 
-use serde::Serialize;
-
-/// Mean, extremes and coefficient of variation of repeated measurements.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct Spread {
-    /// Number of values.
-    pub n: usize,
-    pub mean: f64,
-    pub min: f64,
-    pub max: f64,
-    /// Sample standard deviation (n − 1), 0 for a single value.
-    pub stddev: f64,
-    /// Coefficient of variation, percent of the mean (0 for a single value).
-    pub cv_pct: f64,
-}
+pub use iolens_core::result::calibrate::Spread;
 
 /// The spread of `values` (all zeros when empty).
 pub fn spread(values: &[f64]) -> Spread {

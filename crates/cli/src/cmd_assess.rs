@@ -16,9 +16,15 @@ use crate::errors::usage;
 use crate::output::result_dir;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
+use iolens_core::result::assess::{
+    AssessDb, AssessResult, AssessSummary, DbPoint, DbVsRaw, RawFigures,
+};
+use iolens_core::result::calibrate::{CalibrateResult, IoKind};
+use iolens_core::result::db::{DbSections, DbSummary};
 use iolens_core::units::human_bytes;
-use iolens_core::{ByteSize, DurationArg, ResultDoc, Status};
-use serde_json::{json, Value};
+use iolens_core::{ByteSize, Document, DurationArg, Status};
+use serde::de::DeserializeOwned;
+use serde_json::json;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -90,8 +96,13 @@ fn child(args: &[String]) -> Result<i32> {
     Ok(status.code().unwrap_or(130))
 }
 
-fn load(dir: &Path) -> Option<Value> {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).ok()?).ok()
+/// A part's result, when it wrote one of the expected kind.
+fn load<S, X>(dir: &Path) -> Option<Document<S, X>>
+where
+    S: DeserializeOwned + Default,
+    X: DeserializeOwned,
+{
+    Document::load(&dir.join("result.json")).ok()
 }
 
 fn initdb_found() -> bool {
@@ -112,19 +123,15 @@ fn secs(d: Duration) -> String {
     format!("{:.1}s", d.as_secs_f64().max(0.5))
 }
 
-fn f(v: &Value) -> Option<f64> {
-    v.as_f64()
-}
-
-/// Mean latency of the first (one outstanding I/O) small-read step of a calibration.
-fn qd1(cal: &Value) -> (Option<f64>, Option<f64>) {
-    let Some(ladder) = cal["ladder"].as_array() else {
-        return (None, None);
-    };
-    let p = ladder
+/// Mean latency and IOPS of the first (one outstanding I/O) small-read step of a calibration.
+fn qd1(cal: &CalibrateResult) -> (Option<f64>, Option<f64>) {
+    let p = cal
+        .extra
+        .ladder
         .iter()
-        .find(|p| p["io"] == "small" && p["outstanding"] == 1);
-    p.map_or((None, None), |p| (f(&p["lat_us"]["mean"]), f(&p["iops"])))
+        .flatten()
+        .find(|p| p.io == IoKind::Small && p.outstanding == 1);
+    p.map_or((None, None), |p| (Some(p.lat_us.mean), Some(p.iops)))
 }
 
 pub fn run(a: AssessArgs) -> Result<u8> {
@@ -154,7 +161,7 @@ pub fn run(a: AssessArgs) -> Result<u8> {
         std::path::absolute(&a.dir).with_context(|| format!("--dir {}", a.dir.display()))?;
     let work = dir_abs.join(format!(".iolens-assess-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
-    let mut doc = ResultDoc::new("assess", a.out.name.as_deref().unwrap_or("assess"));
+    let mut doc = AssessResult::new("assess", a.out.name.as_deref().unwrap_or("assess"));
     doc.config = json!({
         "dir": a.dir.display().to_string(),
         "duration_s": a.duration.0.as_secs_f64(),
@@ -201,7 +208,7 @@ pub fn run(a: AssessArgs) -> Result<u8> {
         cal_dir.display().to_string(),
     ])?;
     let _ = std::fs::remove_file(&target);
-    let cal = load(&cal_dir);
+    let cal: Option<CalibrateResult> = load(&cal_dir);
     if code != 0 && !interrupted() {
         warnings.push(format!(
             "calibrate exited with code {code}; see {}",
@@ -335,12 +342,12 @@ pub fn run(a: AssessArgs) -> Result<u8> {
 
     // 3. The picture.
     let summary = picture(cal.as_ref(), &points, backend);
-    doc.summary = summary.clone();
+    doc.summary = Some(summary.clone());
     doc.duration_s = ph.start.elapsed().as_secs_f64();
     // A part that produced no figure fails the assessment (the others are kept).
     let missing: Vec<&str> = [
-        ("raw calibration", summary["raw"]["max_iops"].is_number()),
-        ("database runs", summary["best_db"].is_object()),
+        ("raw calibration", summary.raw.max_iops.is_some()),
+        ("database runs", summary.best_db.is_some()),
     ]
     .iter()
     .filter(|(_, ok)| !ok)
@@ -353,7 +360,7 @@ pub fn run(a: AssessArgs) -> Result<u8> {
         ));
     }
     doc.status = Status::ended(doc.error.is_some(), interrupted());
-    doc.extra.insert("warnings".into(), json!(warnings));
+    doc.extra.warnings = Some(warnings.clone());
     let text = render(&summary, &warnings, &out, doc.duration_s);
     dir.write_result(&doc)?;
     dir.write_file("summary.txt", text.as_bytes())?;
@@ -375,87 +382,97 @@ pub fn run(a: AssessArgs) -> Result<u8> {
     Ok(doc.status.exit_code() as u8)
 }
 
-fn picture(cal: Option<&Value>, points: &[(u32, u32, PathBuf)], backend: &str) -> Value {
-    let cs = cal.map(|c| &c["summary"]);
+fn picture(
+    cal: Option<&CalibrateResult>,
+    points: &[(u32, u32, PathBuf)],
+    backend: &str,
+) -> AssessSummary {
+    let cs = cal.and_then(|c| c.summary.as_ref());
     let (qd1_lat, qd1_iops) = cal.map_or((None, None), qd1);
-    let raw = json!({
-        "max_iops": cs.and_then(|s| f(&s["max_iops"])),
-        "max_mbps": cs.and_then(|s| f(&s["max_mbps"])),
-        "latency_ms": cs.and_then(|s| f(&s["latency_ms"])),
-        "qd1_lat_us": qd1_lat,
-        "qd1_iops": qd1_iops,
-    });
+    let raw = RawFigures {
+        max_iops: cs.and_then(|s| s.max_iops),
+        max_mbps: cs.and_then(|s| s.max_mbps),
+        latency_ms: cs.and_then(|s| s.latency_ms),
+        qd1_lat_us: qd1_lat,
+        qd1_iops,
+    };
     let mut db_points = Vec::new();
     for (n, u, p) in points {
-        let Some(r) = load(p) else { continue };
-        let d = &r["summary"]["db"];
-        db_points.push(json!({
-            "sessions": n,
-            "update_pct": u,
-            "status": r["status"],
-            "physical_read_iops": f(&d["physical_read_iops"]),
-            "physical_write_iops": f(&d["physical_write_iops"]),
-            "read_lat_us": f(&d["read_lat_us"]),
-            "reads_per_db_cpu_s": f(&d["reads_per_db_cpu_s"]),
-            "tps": f(&d["tps"]),
-            "device_read_iops": f(&r["summary"]["os"]["read_iops"]),
-            "os_cache_hit_pct": f(&r["summary"]["os_cache_hit_pct"]),
-            "dir": p.file_name().map(|x| x.to_string_lossy().into_owned()),
-        }));
+        let Some(r) = load::<Option<DbSummary>, DbSections>(p) else {
+            continue;
+        };
+        let s = r.summary.as_ref();
+        let d = s.map(|s| &s.db);
+        db_points.push(DbPoint {
+            sessions: *n,
+            update_pct: *u,
+            status: Some(r.status),
+            physical_read_iops: d.map(|d| d.physical_read_iops),
+            physical_write_iops: d.and_then(|d| d.physical_write_iops),
+            read_lat_us: d.and_then(|d| d.read_lat_us),
+            reads_per_db_cpu_s: d.and_then(|d| d.reads_per_db_cpu_s),
+            tps: d.map(|d| d.tps),
+            device_read_iops: s.and_then(|s| s.os.as_ref()).map(|o| o.read_iops),
+            os_cache_hit_pct: s.and_then(|s| s.os_cache_hit_pct),
+            dir: p.file_name().map(|x| x.to_string_lossy().into_owned()),
+        });
     }
     let best = db_points
         .iter()
-        .filter(|p| p["update_pct"] == 0 && f(&p["physical_read_iops"]).unwrap_or(0.0) > 0.0)
+        .filter(|p| p.update_pct == 0 && p.physical_read_iops.unwrap_or(0.0) > 0.0)
         .max_by(|a, b| {
-            f(&a["physical_read_iops"])
+            a.physical_read_iops
                 .unwrap_or(0.0)
-                .total_cmp(&f(&b["physical_read_iops"]).unwrap_or(0.0))
+                .total_cmp(&b.physical_read_iops.unwrap_or(0.0))
         })
         .cloned();
     let single = db_points
         .iter()
-        .find(|p| p["sessions"] == 1 && p["update_pct"] == 0 && p["read_lat_us"].is_number())
-        .cloned();
+        .find(|p| p.sessions == 1 && p.update_pct == 0 && p.read_lat_us.is_some());
     let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
         (Some(a), Some(b)) if b > 0.0 => Some(a / b),
         _ => None,
     };
-    let best_iops = best.as_ref().and_then(|b| f(&b["physical_read_iops"]));
-    let db_lat = single.as_ref().and_then(|b| f(&b["read_lat_us"]));
-    let iops_ratio = ratio(best_iops, f(&raw["max_iops"]));
+    let best_iops = best.as_ref().and_then(|b| b.physical_read_iops);
+    let db_lat = single.and_then(|b| b.read_lat_us);
+    let iops_ratio = ratio(best_iops, raw.max_iops);
     let lat_ratio = ratio(db_lat, qd1_lat);
     let upd = best.as_ref().and_then(|b| {
         db_points
             .iter()
-            .find(|p| p["update_pct"] == 20 && p["sessions"] == b["sessions"])
-            .cloned()
+            .find(|p| p.update_pct == 20 && p.sessions == b.sessions)
     });
     let why = explain(
         iops_ratio,
         lat_ratio,
         best.as_ref(),
-        upd.as_ref(),
-        best.as_ref()
-            .map_or(1, |b| b["sessions"].as_u64().unwrap_or(1)),
+        upd,
+        best.as_ref().map_or(1, |b| b.sessions as u64),
     );
-    json!({
-        "raw": raw,
-        "db": {"backend": backend, "points": db_points},
-        "best_db": best,
-        "db_vs_raw": {"iops_ratio": iops_ratio, "latency_ratio": lat_ratio},
-        "explanation": why,
-    })
+    AssessSummary {
+        raw,
+        db: AssessDb {
+            backend: backend.to_string(),
+            points: db_points.clone(),
+        },
+        best_db: best,
+        db_vs_raw: DbVsRaw {
+            iops_ratio,
+            latency_ratio: lat_ratio,
+        },
+        explanation: why,
+    }
 }
 
 fn explain(
     iops_ratio: Option<f64>,
     lat_ratio: Option<f64>,
-    best: Option<&Value>,
-    upd: Option<&Value>,
+    best: Option<&DbPoint>,
+    upd: Option<&DbPoint>,
     sessions: u64,
 ) -> String {
     let mut parts = Vec::new();
-    let cached = best.and_then(|b| f(&b["os_cache_hit_pct"])).unwrap_or(0.0);
+    let cached = best.and_then(|b| b.os_cache_hit_pct).unwrap_or(0.0);
     if cached > 10.0 {
         parts.push(format!(
             "{cached:.0} % of the database's reads were served by the OS page cache, not the storage: its figures describe memory (use a data set larger than RAM, --os-cache-limit as root, or direct I/O)"
@@ -474,7 +491,7 @@ fn explain(
         }
     }
     if let (Some(b), Some(u)) = (best, upd) {
-        if let (Some(r0), Some(r1)) = (f(&b["physical_read_iops"]), f(&u["physical_read_iops"])) {
+        if let (Some(r0), Some(r1)) = (b.physical_read_iops, u.physical_read_iops) {
             if r1 < r0 * 0.9 {
                 parts.push(format!(
                     "with 20 % updates reads fall to {:.0} % as commits wait for WAL syncs and dirty pages are written back",
@@ -495,25 +512,21 @@ fn explain(
     }
 }
 
-fn render(s: &Value, warnings: &[String], out: &Path, elapsed: f64) -> String {
+fn render(s: &AssessSummary, warnings: &[String], out: &Path, elapsed: f64) -> String {
     let mut t = String::new();
-    let num = |v: &Value, d: usize| v.as_f64().map_or("-".to_string(), |x| format!("{x:.d$}"));
-    let raw = &s["raw"];
+    let num = |v: Option<f64>, d: usize| v.map_or("-".to_string(), |x| format!("{x:.d$}"));
+    let raw = &s.raw;
     let _ = writeln!(t, "iolens assess ({elapsed:.0} s)");
     let _ = writeln!(
         t,
         "raw:  max_iops = {}  latency = {} ms  max_mbps = {}   (QD1: {} IOPS at {} us)",
-        num(&raw["max_iops"], 0),
-        num(&raw["latency_ms"], 3),
-        num(&raw["max_mbps"], 0),
-        num(&raw["qd1_iops"], 0),
-        num(&raw["qd1_lat_us"], 1)
+        num(raw.max_iops, 0),
+        num(raw.latency_ms, 3),
+        num(raw.max_mbps, 0),
+        num(raw.qd1_iops, 0),
+        num(raw.qd1_lat_us, 1)
     );
-    let _ = writeln!(
-        t,
-        "database ({}):",
-        s["db"]["backend"].as_str().unwrap_or("?")
-    );
+    let _ = writeln!(t, "database ({}):", s.db.backend);
     let _ = writeln!(
         t,
         "  {:>8} {:>7} {:>12} {:>12} {:>12} {:>11} {:>14} {:>10}",
@@ -526,60 +539,56 @@ fn render(s: &Value, warnings: &[String], out: &Path, elapsed: f64) -> String {
         "rd per DBcpu",
         "OS cache %"
     );
-    for p in s["db"]["points"].as_array().into_iter().flatten() {
+    for p in &s.db.points {
         let _ = writeln!(
             t,
             "  {:>8} {:>7} {:>12} {:>12} {:>12} {:>11} {:>14} {:>10}",
-            p["sessions"].to_string(),
-            p["update_pct"].to_string(),
-            num(&p["physical_read_iops"], 0),
-            num(&p["device_read_iops"], 0),
-            num(&p["read_lat_us"], 1),
-            num(&p["physical_write_iops"], 0),
-            num(&p["reads_per_db_cpu_s"], 0),
-            num(&p["os_cache_hit_pct"], 1)
+            p.sessions.to_string(),
+            p.update_pct.to_string(),
+            num(p.physical_read_iops, 0),
+            num(p.device_read_iops, 0),
+            num(p.read_lat_us, 1),
+            num(p.physical_write_iops, 0),
+            num(p.reads_per_db_cpu_s, 0),
+            num(p.os_cache_hit_pct, 1)
         );
     }
-    let b = &s["best_db"];
+    let b = s.best_db.as_ref();
     let _ = writeln!(t, "side by side:");
     let _ = writeln!(t, "  {:<34} {:>14} {:>14}", "", "raw", "database");
     let _ = writeln!(
         t,
         "  {:<34} {:>14} {:>14}",
         "read IOPS (best)",
-        num(&raw["max_iops"], 0),
-        num(&b["physical_read_iops"], 0)
+        num(raw.max_iops, 0),
+        num(b.and_then(|b| b.physical_read_iops), 0)
     );
-    let single = s["db"]["points"]
-        .as_array()
-        .and_then(|v| {
-            v.iter()
-                .find(|p| p["sessions"] == 1 && p["update_pct"] == 0)
-                .cloned()
-        })
-        .unwrap_or(Value::Null);
+    let single =
+        s.db.points
+            .iter()
+            .find(|p| p.sessions == 1 && p.update_pct == 0);
     let _ = writeln!(
         t,
         "  {:<34} {:>14} {:>14}",
         "single-block read latency (us)",
-        num(&raw["qd1_lat_us"], 1),
-        num(&single["read_lat_us"], 1)
+        num(raw.qd1_lat_us, 1),
+        num(single.and_then(|p| p.read_lat_us), 1)
     );
     let _ = writeln!(
         t,
         "  {:<34} {:>14} {:>14}",
         "reads per DB CPU second",
         "",
-        num(&b["reads_per_db_cpu_s"], 0)
+        num(b.and_then(|b| b.reads_per_db_cpu_s), 0)
     );
     let _ = writeln!(
         t,
         "  {:<34} {:>14} {:>14}",
         "share served by the OS cache (%)",
         "0 (direct)",
-        num(&b["os_cache_hit_pct"], 1)
+        num(b.and_then(|b| b.os_cache_hit_pct), 1)
     );
-    let _ = writeln!(t, "why: {}", s["explanation"].as_str().unwrap_or(""));
+    let _ = writeln!(t, "why: {}", s.explanation);
     for w in warnings {
         let _ = writeln!(t, "warning: {w}");
     }

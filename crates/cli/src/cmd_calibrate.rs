@@ -10,7 +10,8 @@ use anyhow::Result;
 use clap::Args;
 use iolens_calibrate::calibrate::{self, CalibrateConfig, Event, IoKind};
 use iolens_calibrate::ladder::Phase;
-use iolens_core::{ByteSize, DurationArg, ResultDoc, Status};
+use iolens_core::result::calibrate::CalibrateResult;
+use iolens_core::{ByteSize, DurationArg, Status};
 use iolens_engine::TargetSet;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -112,7 +113,7 @@ pub fn run(a: CalibrateArgs) -> Result<u8> {
     let targets = Arc::new(TargetSet::open(&cfg.open_spec())?);
     let name = a.out.name.clone().unwrap_or_else(|| "calibrate".into());
     let dir = result_dir(&a.out, &name)?;
-    let mut doc = ResultDoc::new("calibrate", &name);
+    let mut doc = CalibrateResult::new("calibrate", &name);
     doc.targets = target_infos(&targets);
     doc.config = serde_json::to_value(&cfg)?;
     dir.write_result(&doc)?;
@@ -157,15 +158,9 @@ pub fn run(a: CalibrateArgs) -> Result<u8> {
                 }
                 Event::Measured(c) => {
                     doc.duration_s = started.elapsed().as_secs_f64();
-                    doc.summary = c.summary();
-                    doc.extra.insert(
-                        "ladder".into(),
-                        serde_json::to_value(&c.points).unwrap_or_default(),
-                    );
-                    doc.extra.insert(
-                        "trials".into(),
-                        serde_json::to_value(&c.trials).unwrap_or_default(),
-                    );
+                    doc.summary = Some(c.summary());
+                    doc.extra.ladder = Some(c.points.clone());
+                    doc.extra.trials = Some(c.trials.clone());
                     if let Err(e) = dir.write_result(&doc) {
                         write_error.get_or_insert(e);
                     }
@@ -181,14 +176,11 @@ pub fn run(a: CalibrateArgs) -> Result<u8> {
     doc.duration_s = started.elapsed().as_secs_f64();
     doc.status = Status::ended(cal.error.is_some(), cal.interrupted);
     doc.error = cal.error.clone();
-    doc.summary = cal.summary();
-    doc.extra
-        .insert("ladder".into(), serde_json::to_value(&cal.points)?);
-    doc.extra
-        .insert("trials".into(), serde_json::to_value(&cal.trials)?);
+    doc.summary = Some(cal.summary());
+    doc.extra.ladder = Some(cal.points.clone());
+    doc.extra.trials = Some(cal.trials.clone());
     let warnings = calibrate::warnings(&cfg, &cal);
-    doc.extra
-        .insert("warnings".into(), serde_json::to_value(&warnings)?);
+    doc.extra.warnings = Some(warnings.clone());
     dir.write_result(&doc)?;
     dir.write_file("ladder.csv", calibrate::ladder_csv(&cal).as_bytes())?;
     let status = serde_json::to_value(doc.status)?;

@@ -10,7 +10,8 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use iolens_calibrate::matrix::{self, LargeType, MatrixEvent, MatrixKind, MatrixOptions, RunKind};
 use iolens_calibrate::orion;
-use iolens_core::{ByteSize, DurationArg, ResultDoc, Status};
+use iolens_core::result::matrix::{MatrixFiles, MatrixResult};
+use iolens_core::{ByteSize, DurationArg, Status};
 use iolens_engine::TargetSet;
 use std::io::Write;
 use std::path::PathBuf;
@@ -196,22 +197,22 @@ pub fn run(a: MatrixArgs) -> Result<u8> {
     let [f_summary, f_iops, f_mbps, f_lat, f_trace] = orion::file_names(&prefix);
     let cmdline = commandline();
     let infos = target_infos(&targets);
-    let mut doc = ResultDoc::new("matrix", &name);
+    let mut doc = MatrixResult::new("matrix", &name);
     doc.targets = infos.clone();
     doc.config = serde_json::to_value(&cfg)?;
-    doc.extra.insert(
-        "files".into(),
-        serde_json::json!({
-            "summary": f_summary, "iops": f_iops, "mbps": f_mbps, "lat": f_lat, "trace": f_trace,
-        }),
-    );
-    doc.extra.insert("points".into(), serde_json::json!([]));
+    doc.extra.files = Some(MatrixFiles {
+        summary: f_summary.clone(),
+        iops: f_iops.clone(),
+        mbps: f_mbps.clone(),
+        lat: f_lat.clone(),
+        trace: f_trace.clone(),
+    });
     dir.write_result(&doc)?;
     let mut trace = dir.append(&f_trace)?;
     trace.write_all(orion::trace_header(&cfg, &cmdline).as_bytes())?;
 
     let write_files = |run: &matrix::MatrixRun,
-                       doc: &ResultDoc,
+                       doc: &MatrixResult,
                        status: &str,
                        warnings: &[String]|
      -> Result<String> {
@@ -256,15 +257,12 @@ pub fn run(a: MatrixArgs) -> Result<u8> {
                 ));
             }
             MatrixEvent::Done(run) => {
-                if let Some(p) = run.points.last() {
-                    let _ = trace.write_all(orion::trace_point(total, p).as_bytes());
+                if let (Some(p), Some(rows)) = (run.points.last(), run.rows.last()) {
+                    let _ = trace.write_all(orion::trace_point(total, p, rows).as_bytes());
                     let _ = trace.flush();
                 }
                 doc.duration_s = started.elapsed().as_secs_f64();
-                doc.extra.insert(
-                    "points".into(),
-                    serde_json::to_value(&run.points).unwrap_or_default(),
-                );
+                doc.extra.points = run.points.clone();
                 if let Err(e) = write_files(run, &doc, "running", &[]) {
                     write_error.get_or_insert(e);
                 }
@@ -280,12 +278,10 @@ pub fn run(a: MatrixArgs) -> Result<u8> {
     doc.duration_s = started.elapsed().as_secs_f64();
     doc.status = Status::ended(outcome.error.is_some(), outcome.interrupted);
     doc.error = outcome.error.clone();
-    doc.summary = summary(&outcome, total);
-    doc.extra
-        .insert("points".into(), serde_json::to_value(&outcome.points)?);
+    doc.summary = Some(outcome.summary(total));
+    doc.extra.points = outcome.points.clone();
     let warnings = orion::warnings(&cfg, &outcome);
-    doc.extra
-        .insert("warnings".into(), serde_json::to_value(&warnings)?);
+    doc.extra.warnings = Some(warnings.clone());
     let status = serde_json::to_value(doc.status)?;
     let text = write_files(&outcome, &doc, status.as_str().unwrap_or(""), &warnings)?;
     dir.write_file("summary.txt", text.as_bytes())?;
@@ -296,21 +292,4 @@ pub fn run(a: MatrixArgs) -> Result<u8> {
         println!("result: {} ({prefix}_*)", dir.path().display());
     }
     Ok(doc.status.exit_code() as u8)
-}
-
-/// `summary` of a matrix result: the best points, as in ORION's summary.
-fn summary(run: &matrix::MatrixRun, total: usize) -> serde_json::Value {
-    let best = |pick: &dyn Fn(&matrix::MatrixPoint) -> Option<f64>, max: bool| {
-        run.finished()
-            .filter_map(|p| pick(p).filter(|v| *v > 0.0).map(|v| (p, v)))
-            .reduce(|a, b| if (b.1 > a.1) == max && b.1 != a.1 { b } else { a })
-            .map(|(p, v)| serde_json::json!({"value": v, "small": p.small_load, "large": p.large_load}))
-    };
-    serde_json::json!({
-        "points_planned": total,
-        "points_finished": run.finished().count(),
-        "max_large_mbps": best(&|p| p.large.as_ref().map(|f| f.mbps), true),
-        "max_small_iops": best(&|p| p.small.as_ref().map(|f| f.iops), true),
-        "min_small_lat_us": best(&|p| p.small.as_ref().map(|f| f.lat_mean_us), false),
-    })
 }

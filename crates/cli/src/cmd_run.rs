@@ -4,8 +4,9 @@ use crate::args::RunArgs;
 use crate::errors::{usage, UsageError};
 use crate::output::{progress_shown, result_dir, Progress};
 use anyhow::Result;
+use iolens_core::result::run::RunResult;
 use iolens_core::result::TargetInfo;
-use iolens_core::{ResultDoc, Status};
+use iolens_core::Status;
 use iolens_engine::report;
 use iolens_engine::spec::JobSpec;
 use iolens_engine::target::TargetKind;
@@ -81,7 +82,7 @@ pub fn run(a: RunArgs) -> Result<u8> {
     let spec = Arc::new(job_spec(&a)?);
     let targets = Arc::new(open_targets(&spec)?);
     let dir = result_dir(&a.out, &spec.name)?;
-    let mut doc = ResultDoc::new("run", &spec.name);
+    let mut doc = RunResult::new("run", &spec.name);
     doc.targets = target_infos(&targets);
     doc.config = serde_json::to_value(&*spec)?;
     dir.write_result(&doc)?;
@@ -113,10 +114,9 @@ pub fn run(a: RunArgs) -> Result<u8> {
     doc.duration_s = started.elapsed().as_secs_f64();
     doc.status = Status::ended(outcome.error.is_some(), outcome.interrupted);
     doc.error = outcome.error.clone();
-    doc.summary = report::summary(&outcome);
+    doc.summary = Some(report::summary(&outcome));
     let warnings = report::warnings(&spec, &outcome);
-    doc.extra
-        .insert("warnings".into(), serde_json::to_value(&warnings)?);
+    doc.extra.warnings = Some(warnings.clone());
     dir.write_result(&doc)?;
     let status = serde_json::to_value(doc.status)?;
     let text = report::summary_text(

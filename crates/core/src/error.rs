@@ -30,7 +30,7 @@ impl Classify for ResultError {
     fn kind(&self) -> ErrorKind {
         match self {
             ResultError::Exists(_) | ResultError::Io { .. } => ErrorKind::BadInput,
-            ResultError::Parse { .. } => ErrorKind::Failed,
+            ResultError::Parse { .. } | ResultError::Schema { .. } => ErrorKind::Failed,
         }
     }
 }

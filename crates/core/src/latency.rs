@@ -111,6 +111,7 @@ fn round3(v: f64) -> f64 {
 
 /// Latency percentiles in microseconds (`lat_us` in the result schema).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LatencySummary {
     pub mean: f64,
     pub min: f64,

@@ -5,6 +5,7 @@
 use crate::layout::{self, LayoutReport, LayoutSpec};
 use crate::pg::{self, PgBackend, ServerInfo};
 use crate::server::{ManagedCluster, ServerSettings, DATABASE};
+use iolens_core::result::db::{self as db_result, CgroupFigures, DbSummary};
 use iolens_core::result::TargetInfo;
 use iolens_core::units::human_bytes;
 use iolens_db::cgroup::MemCgroup;
@@ -385,14 +386,19 @@ impl Database for PgDatabase {
                 "direct_io": o.direct_io,
                 "keep": o.keep,
             }),
-            server: json!({
-                "version": info.version,
-                "major": info.major,
-                "version_num": info.version_num,
-                "settings": info.settings,
-                "data_directory": data_dir,
-                "shared_buffers_bytes": info.shared_buffers_bytes,
-            }),
+            server: db_result::ServerInfo {
+                version: info.version.clone(),
+                major: Some(info.major),
+                version_num: Some(info.version_num.into()),
+                settings: info
+                    .settings
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().into()))
+                    .collect(),
+                data_directory: Some(data_dir.as_ref().map(|p| p.display().to_string())),
+                shared_buffers_bytes: Some(info.shared_buffers_bytes),
+                vfs: None,
+            },
             context: Context {
                 server_version: info.version.clone(),
                 server_major: info.major,
@@ -456,12 +462,12 @@ impl Database for PgDatabase {
         ))
     }
 
-    fn decorate(&self, summary: &mut serde_json::Value) {
+    fn decorate(&self, summary: &mut DbSummary) {
         if let Some(c) = self.managed.as_ref() {
-            if let Some(m) = c.cgroup_memory() {
-                summary["cgroup"] = json!({
-                    "limit_bytes": self.cgroup.as_ref().map(|g| g.limit_bytes),
-                    "memory": m,
+            if let Some(memory) = c.cgroup_memory() {
+                summary.cgroup = Some(CgroupFigures {
+                    limit_bytes: self.cgroup.as_ref().map(|g| g.limit_bytes),
+                    memory,
                 });
             }
         }

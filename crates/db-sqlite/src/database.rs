@@ -7,6 +7,7 @@
 use crate::backend::SqliteBackend;
 use crate::slob::{self, Recorded, Statements};
 use crate::vfs;
+use iolens_core::result::db::ServerInfo;
 use iolens_core::result::TargetInfo;
 use iolens_core::units::human_bytes;
 use iolens_db::pagecache::{self, Evicted};
@@ -334,17 +335,21 @@ impl Database for SqliteDatabase {
                 "cache_bytes": self.cache_bytes,
                 "direct_io": true,
             }),
-            server: json!({
-                "version": version,
-                "vfs": vfs::VFS_NAME,
-                "settings": {
-                    "page_size": slob::PAGE_SIZE,
-                    "cache_size_bytes": self.cache_bytes,
-                    "journal_mode": "wal",
-                    "synchronous": "full",
-                    "mmap_size": 0,
-                },
-            }),
+            server: ServerInfo {
+                version: version.clone(),
+                vfs: Some(vfs::VFS_NAME.into()),
+                settings: [
+                    ("page_size", json!(slob::PAGE_SIZE)),
+                    ("cache_size_bytes", json!(self.cache_bytes)),
+                    ("journal_mode", json!("wal")),
+                    ("synchronous", json!("full")),
+                    ("mmap_size", json!(0)),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+                ..Default::default()
+            },
             context: Context {
                 server_version: version,
                 server_major: 0,

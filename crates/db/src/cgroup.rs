@@ -22,18 +22,9 @@ pub struct MemCgroup {
     pub v2: bool,
 }
 
-/// Memory use of the cgroup (from `memory.stat` and the usage files).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct CgroupMemory {
-    /// Page cache charged to it (shared memory included), bytes.
-    pub cache_bytes: u64,
-    /// Shared memory (PostgreSQL's shared buffers), bytes.
-    pub shmem_bytes: u64,
-    /// Anonymous memory of its processes, bytes.
-    pub anon_bytes: u64,
-    /// Highest usage seen (v1 `memory.max_usage_in_bytes`, v2 `memory.peak`), bytes.
-    pub max_usage_bytes: u64,
-}
+/// Memory use of the cgroup (from `memory.stat` and the usage files), as
+/// the result schema records it.
+pub use iolens_core::result::db::CgroupMemory;
 
 const V1_ROOT: &str = "/sys/fs/cgroup/memory";
 const V2_ROOT: &str = "/sys/fs/cgroup";

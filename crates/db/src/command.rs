@@ -15,7 +15,8 @@ use crate::run::{Probes, RunOutcome, SecondRow};
 use crate::timeseries::{ts_row, TS_HEADER};
 use crate::workload::{Hotspot, RedoStress, Think, WorkloadSpec};
 use crate::Backend;
-use iolens_core::result::{ResultDir, ResultDoc, Status};
+use iolens_core::result::db::DbResult;
+use iolens_core::result::{ResultDir, Status};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
@@ -142,7 +143,7 @@ impl RunObserver for () {}
 #[derive(Debug)]
 pub struct RunReport {
     /// result.json as written.
-    pub doc: ResultDoc,
+    pub doc: DbResult,
     /// summary.txt.
     pub text: String,
     /// The result directory.
@@ -187,7 +188,7 @@ pub fn run<D: Database>(
     let evicted = if opts.evict { db.evict() } else { None };
     let described = db.describe(&spec)?;
     let dir = opts.result_dir()?;
-    let mut doc = ResultDoc::new("db", &opts.name);
+    let mut doc = DbResult::new("db", &opts.name);
     doc.targets = vec![described.target.clone()];
     doc.config = json!({
         "workload": spec,
@@ -196,8 +197,8 @@ pub fn run<D: Database>(
         "evicted_bytes": evicted.map(|e| e.bytes),
         "evicted_files": evicted.map(|e| e.files),
     });
-    doc.extra.insert("server".into(), described.server);
-    doc.extra.insert("plan".into(), check.plan);
+    doc.extra.server = Some(described.server);
+    doc.extra.plan = Some(check.plan);
     dir.write_result(&doc)?;
     let mut cx = described.context;
     cx.mem_bytes = doc.host.mem_bytes;
@@ -221,7 +222,7 @@ struct Measure {
     spec: WorkloadSpec,
     probes: Probes,
     dir: ResultDir,
-    doc: ResultDoc,
+    doc: DbResult,
     warnings: Vec<String>,
     cx: Context,
     name: String,
@@ -278,8 +279,8 @@ fn measure<D: Database>(
     warnings.extend(outcome_warnings(&outcome, &spec, &cache, doc.status));
     let mut summary = report::summary(&outcome, &spec, &cache);
     db.decorate(&mut summary);
-    doc.summary = summary;
-    doc.extra.insert("warnings".into(), json!(warnings));
+    doc.summary = Some(summary);
+    doc.extra.warnings = Some(warnings.clone());
     dir.write_result(&doc)?;
     let status = serde_json::to_value(doc.status).unwrap_or_default();
     let text = report::summary_text(
@@ -520,9 +521,14 @@ mod tests {
         let r = run(open, &options(d.path()), &stop, &mut ()).unwrap();
         assert_eq!(r.exit_code(), 0, "{}", r.text);
         assert_eq!(r.doc.status, Status::Ok);
-        assert_eq!(r.doc.summary["sessions"], 4);
-        assert_eq!(r.doc.summary["ops"]["select"]["ops"], 200);
-        assert_eq!(r.doc.summary["db"]["physical_reads"], 200 * 8);
+        let summary = r
+            .doc
+            .summary
+            .as_ref()
+            .expect("a finished run has a summary");
+        assert_eq!(summary.sessions, 4);
+        assert_eq!(summary.ops.select.ops, 200);
+        assert_eq!(summary.db.physical_reads, 200 * 8);
         for f in ["result.json", "summary.txt", "timeseries.csv", "ash.csv"] {
             assert!(r.dir.join(f).is_file(), "{f}");
         }

@@ -103,7 +103,7 @@ pub struct Description {
     /// `config.server`.
     pub config: serde_json::Value,
     /// result.json `server`: version, settings, data directory.
-    pub server: serde_json::Value,
+    pub server: iolens_core::result::db::ServerInfo,
     /// Facts the report needs.
     pub context: Context,
 }
@@ -153,5 +153,5 @@ pub trait Database {
     }
 
     /// Database-specific figures added to `summary`.
-    fn decorate(&self, _summary: &mut serde_json::Value) {}
+    fn decorate(&self, _summary: &mut iolens_core::result::db::DbSummary) {}
 }

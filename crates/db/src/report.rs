@@ -3,7 +3,9 @@
 
 use crate::run::RunOutcome;
 use crate::workload::{OpKind, WorkloadSpec, BLOCK};
-use serde_json::{json, Value};
+use iolens_core::result::db::{
+    CacheFigures, DbFigures, DbIo, DbOps, DbSummary, OpFigures, OsFigures, Wait,
+};
 use std::fmt::Write as _;
 
 /// Share of the database's physical reads the OS page cache may serve
@@ -176,7 +178,7 @@ fn wait_class(ev: &str) -> &str {
 }
 
 /// `summary` of a `db` result.
-pub fn summary(o: &RunOutcome, spec: &WorkloadSpec, cache: &CacheVerdict) -> Value {
+pub fn summary(o: &RunOutcome, spec: &WorkloadSpec, cache: &CacheVerdict) -> DbSummary {
     let s = o.measured_s;
     let db = &o.db;
     let execs: u64 = o.ops.iter().map(|t| t.ops).sum();
@@ -199,124 +201,154 @@ pub fn summary(o: &RunOutcome, spec: &WorkloadSpec, cache: &CacheVerdict) -> Val
         (Some(t), Some(n)) if n > 0 => Some(r2(t * 1000.0 / n as f64)),
         _ => None,
     };
-    let dbv = json!({
-        "logical_reads_per_s": r2(per_s(db.logical_reads as f64, s)),
-        "physical_read_iops": r2(per_s(db.physical_reads as f64, s)),
-        "physical_write_iops": db.physical_writes.map(|w| r2(per_s(w as f64, s))),
-        "read_lat_us": read_lat_us,
-        "hit_pct": hit_pct,
-        "executions_per_s": r2(per_s(execs as f64, s)),
-        "tps": r2(per_s(updates as f64, s)),
-        "xact_per_s": r2(per_s((db.commits + db.rollbacks) as f64, s)),
-        "wal_bytes_per_s": db.wal_bytes.map(|b| r2(per_s(b as f64, s))),
-        "reads_per_db_cpu_s": db_cpu.filter(|c| *c > 0.0).map(|c| r2(db.physical_reads as f64 / c)),
-        "device_reads_per_db_cpu_s": match (db_cpu, cache.device_reads) {
+    let dbv = DbFigures {
+        logical_reads_per_s: r2(per_s(db.logical_reads as f64, s)),
+        physical_read_iops: r2(per_s(db.physical_reads as f64, s)),
+        physical_write_iops: db.physical_writes.map(|w| r2(per_s(w as f64, s))),
+        read_lat_us,
+        hit_pct,
+        executions_per_s: r2(per_s(execs as f64, s)),
+        tps: r2(per_s(updates as f64, s)),
+        xact_per_s: r2(per_s((db.commits + db.rollbacks) as f64, s)),
+        wal_bytes_per_s: db.wal_bytes.map(|b| r2(per_s(b as f64, s))),
+        reads_per_db_cpu_s: db_cpu
+            .filter(|c| *c > 0.0)
+            .map(|c| r2(db.physical_reads as f64 / c)),
+        device_reads_per_db_cpu_s: match (db_cpu, cache.device_reads) {
             (Some(c), Some(d)) if c > 0.0 => Some(r2(d as f64 / c)),
             _ => None,
         },
-        "reads_per_select": if selects > 0 { Some(r2(db.physical_reads as f64 / selects as f64)) } else { None },
-        "logical_reads": db.logical_reads,
-        "physical_reads": db.physical_reads,
-        "read_time_ms": db.read_time_ms.map(r2),
-        "physical_writes": db.physical_writes,
-        "write_time_ms": db.write_time_ms.map(r2),
-        "checkpoint_writes": db.checkpoint_writes,
-        "bgwriter_writes": db.bgwriter_writes,
-        "backend_writes": db.backend_writes,
-        "backend_fsyncs": db.backend_fsyncs,
-        "checkpoints": db.checkpoints,
-        "checkpoint_write_time_ms": db.checkpoint_write_time_ms.map(r2),
-        "checkpoint_sync_time_ms": db.checkpoint_sync_time_ms.map(r2),
-        "commits": db.commits,
-        "rollbacks": db.rollbacks,
-        "wal_bytes": db.wal_bytes,
-        "wal_records": db.wal_records,
-        "wal_fpi": db.wal_fpi,
-        "wal_writes": db.wal_writes,
-        "wal_syncs": db.wal_syncs,
-        "wal_write_time_ms": db.wal_write_time_ms.map(r2),
-        "wal_sync_time_ms": db.wal_sync_time_ms.map(r2),
-        "wal_write_lat_us": lat(db.wal_write_time_ms, db.wal_writes),
-        "wal_sync_lat_us": lat(db.wal_sync_time_ms, db.wal_syncs),
-        "db_cpu_s": db_cpu.map(r2),
-        "db_cpu_user_s": o.server.map(|u| r2(u.user_s)),
-        "db_cpu_sys_s": o.server.map(|u| r2(u.sys_s)),
-        "server_processes": o.server.map(|u| u.processes),
-        "server_read_bytes": o.server.map(|u| u.read_bytes),
-        "server_write_bytes": o.server.map(|u| u.write_bytes),
-        "io": db.io,
-    });
-    let os = o.device.as_ref().map(|d| {
-        json!({
-            "device": d.device,
-            "read_iops": r2(per_s(d.read_ios as f64, d.interval_s)),
-            "write_iops": r2(per_s(d.write_ios as f64, d.interval_s)),
-            "read_mbps": r2(per_s(d.read_bytes as f64 / 1e6, d.interval_s)),
-            "write_mbps": r2(per_s(d.write_bytes as f64 / 1e6, d.interval_s)),
-            "read_await_ms": r2(d.read_await_ms * 1000.0) / 1000.0,
-            "write_await_ms": r2(d.write_await_ms * 1000.0) / 1000.0,
-            "util_pct": r2(d.util_pct),
-            "avg_queue": r2(d.avg_queue),
-            "read_ios": d.read_ios,
-            "write_ios": d.write_ios,
-            "read_bytes": d.read_bytes,
-            "write_bytes": d.write_bytes,
-            "flush_ios": d.flush_ios,
-            "machine_cpu_busy_pct": r2(o.machine_busy_pct),
-        })
+        reads_per_select: (selects > 0).then(|| r2(db.physical_reads as f64 / selects as f64)),
+        logical_reads: db.logical_reads,
+        physical_reads: db.physical_reads,
+        read_time_ms: db.read_time_ms.map(r2),
+        physical_writes: db.physical_writes,
+        write_time_ms: db.write_time_ms.map(r2),
+        checkpoint_writes: db.checkpoint_writes,
+        bgwriter_writes: db.bgwriter_writes,
+        backend_writes: db.backend_writes,
+        backend_fsyncs: db.backend_fsyncs,
+        checkpoints: db.checkpoints,
+        checkpoint_write_time_ms: db.checkpoint_write_time_ms.map(r2),
+        checkpoint_sync_time_ms: db.checkpoint_sync_time_ms.map(r2),
+        commits: db.commits,
+        rollbacks: db.rollbacks,
+        wal_bytes: db.wal_bytes,
+        wal_records: db.wal_records,
+        wal_fpi: db.wal_fpi,
+        wal_writes: db.wal_writes,
+        wal_syncs: db.wal_syncs,
+        wal_write_time_ms: db.wal_write_time_ms.map(r2),
+        wal_sync_time_ms: db.wal_sync_time_ms.map(r2),
+        wal_write_lat_us: lat(db.wal_write_time_ms, db.wal_writes),
+        wal_sync_lat_us: lat(db.wal_sync_time_ms, db.wal_syncs),
+        db_cpu_s: db_cpu.map(r2),
+        db_cpu_user_s: o.server.map(|u| r2(u.user_s)),
+        db_cpu_sys_s: o.server.map(|u| r2(u.sys_s)),
+        server_processes: o.server.map(|u| u.processes as u64),
+        server_read_bytes: o.server.map(|u| u.read_bytes),
+        server_write_bytes: o.server.map(|u| u.write_bytes),
+        io: db
+            .io
+            .iter()
+            .map(|r| DbIo {
+                backend_type: r.backend_type.clone(),
+                reads: r.reads,
+                read_time_ms: r.read_time_ms,
+                writes: r.writes,
+                write_time_ms: r.write_time_ms,
+                extends: r.extends,
+                hits: r.hits,
+                fsyncs: r.fsyncs,
+                fsync_time_ms: r.fsync_time_ms,
+            })
+            .collect(),
+    };
+    let os = o.device.as_ref().map(|d| OsFigures {
+        device: d.device.clone(),
+        read_iops: r2(per_s(d.read_ios as f64, d.interval_s)),
+        write_iops: r2(per_s(d.write_ios as f64, d.interval_s)),
+        read_mbps: r2(per_s(d.read_bytes as f64 / 1e6, d.interval_s)),
+        write_mbps: r2(per_s(d.write_bytes as f64 / 1e6, d.interval_s)),
+        read_await_ms: r2(d.read_await_ms * 1000.0) / 1000.0,
+        write_await_ms: r2(d.write_await_ms * 1000.0) / 1000.0,
+        util_pct: r2(d.util_pct),
+        avg_queue: r2(d.avg_queue),
+        read_ios: d.read_ios,
+        write_ios: d.write_ios,
+        read_bytes: d.read_bytes,
+        write_bytes: d.write_bytes,
+        flush_ios: d.flush_ios,
+        machine_cpu_busy_pct: r2(o.machine_busy_pct),
     });
     let (fg, bg) = split_waits(o);
     let db_time: f64 = fg.iter().map(|w| w.1).sum();
-    let waits: Vec<Value> = fg
+    let waits = fg
         .iter()
-        .map(|(e, aas)| {
-            json!({"event": e, "class": wait_class(e), "aas": r2(*aas),
-                   "pct_db_time": if db_time > 0.0 { r2(100.0 * aas / db_time) } else { 0.0 }})
+        .map(|(e, aas)| Wait {
+            event: e.to_string(),
+            class: wait_class(e).to_string(),
+            aas: r2(*aas),
+            pct_db_time: Some(if db_time > 0.0 {
+                r2(100.0 * aas / db_time)
+            } else {
+                0.0
+            }),
         })
         .collect();
-    let background: Vec<Value> = bg
+    let background_waits = bg
         .iter()
-        .map(|(e, aas)| json!({"event": e, "class": wait_class(e), "aas": r2(*aas)}))
+        .map(|(e, aas)| Wait {
+            event: e.to_string(),
+            class: wait_class(e).to_string(),
+            aas: r2(*aas),
+            pct_db_time: None,
+        })
         .collect();
-    let mut ops = serde_json::Map::new();
-    for k in OpKind::ALL {
+    let op = |k: OpKind| {
         let t = &o.ops[k.index()];
-        ops.insert(
-            k.name().into(),
-            json!({"ops": t.ops, "per_s": r2(per_s(t.ops as f64, s)), "rows": t.rows,
-                   "lat_us": t.hist.summary()}),
-        );
-    }
+        OpFigures {
+            ops: t.ops,
+            per_s: r2(per_s(t.ops as f64, s)),
+            rows: t.rows,
+            lat_us: t.hist.summary(),
+        }
+    };
     let update_pct_measured = if execs > 0 {
         r2(100.0 * updates as f64 / execs as f64)
     } else {
         0.0
     };
-    json!({
-        "measured_s": r2(s),
-        "warmup_s": r2(o.warmup_s),
-        "sessions": spec.sessions,
-        "schemas": spec.schemas,
-        "db": dbv,
-        "os": os,
-        "os_cache_hit_pct": cache.os_cache_hit_pct,
-        "cache": {
-            "db_physical_reads": cache.db_reads,
-            "device_read_ios": cache.device_reads,
-            "os_cache_hit_pct": cache.os_cache_hit_pct,
-            "os_cache_hit_pct_by_process": cache.by_process_pct,
-            "flagged": cache.flagged,
-            "verdict": cache.text,
-            "advice": cache.advice,
+    DbSummary {
+        measured_s: r2(s),
+        warmup_s: r2(o.warmup_s),
+        sessions: spec.sessions,
+        schemas: spec.schemas,
+        db: dbv,
+        os,
+        os_cache_hit_pct: cache.os_cache_hit_pct,
+        cache: CacheFigures {
+            db_physical_reads: cache.db_reads,
+            device_read_ios: cache.device_reads,
+            os_cache_hit_pct: cache.os_cache_hit_pct,
+            os_cache_hit_pct_by_process: cache.by_process_pct,
+            flagged: cache.flagged,
+            verdict: cache.text.clone(),
+            advice: cache.advice.clone(),
         },
-        "db_time_aas": r2(db_time),
-        "waits": waits,
-        "background_waits": background,
-        "ash_samples": o.ash_samples,
-        "ops": ops,
-        "update_pct_measured": update_pct_measured,
-        "per_session_ops": o.per_session,
-    })
+        db_time_aas: r2(db_time),
+        waits,
+        background_waits,
+        ash_samples: o.ash_samples,
+        ops: DbOps {
+            select: op(OpKind::Select),
+            update: op(OpKind::Update),
+            scan: op(OpKind::Scan),
+        },
+        update_pct_measured,
+        per_session_ops: o.per_session.clone(),
+        cgroup: None,
+    }
 }
 
 fn num(v: f64) -> String {

@@ -4,21 +4,25 @@
 use crate::job::JobOutcome;
 use crate::spec::JobSpec;
 use crate::worker::DirStats;
+use iolens_core::result::run::{
+    CpuFigures, DeviceFigures, DeviceTotal, IoFigures, RunSummary, SyncFigures, TotalFigures,
+    VerifyFigures,
+};
 use iolens_core::units::human_bytes;
 use iolens_core::ByteSize;
 use iolens_probe::DiskDelta;
-use serde_json::{json, Value};
 use std::fmt::Write;
 
-fn dir_json(d: &DirStats, secs: f64) -> Value {
+/// One direction of I/O over `secs` measured seconds.
+pub fn io_figures(d: &DirStats, secs: f64) -> IoFigures {
     let secs = secs.max(1e-9);
-    json!({
-        "ops": d.ops,
-        "iops": round(d.ops as f64 / secs, 1),
-        "bytes": d.bytes,
-        "mbps": round(d.bytes as f64 / secs / 1e6, 3),
-        "lat_us": d.hist.summary(),
-    })
+    IoFigures {
+        ops: d.ops,
+        iops: round(d.ops as f64 / secs, 1),
+        bytes: d.bytes,
+        mbps: round(d.bytes as f64 / secs / 1e6, 3),
+        lat_us: d.hist.summary(),
+    }
 }
 
 fn round(v: f64, digits: i32) -> f64 {
@@ -26,10 +30,10 @@ fn round(v: f64, digits: i32) -> f64 {
     (v * m).round() / m
 }
 
-/// Sum of the deltas of every device under the targets.
-pub fn device_total(disks: &[DiskDelta]) -> Value {
+/// Sum of the deltas of every device under the targets (`None`: no device).
+pub fn device_total(disks: &[DiskDelta]) -> Option<DeviceTotal> {
     if disks.is_empty() {
-        return Value::Null;
+        return None;
     }
     let sum = |f: fn(&DiskDelta) -> u64| disks.iter().map(f).sum::<u64>();
     let rd = sum(|d| d.read_ios);
@@ -41,50 +45,81 @@ pub fn device_total(disks: &[DiskDelta]) -> Value {
             disks.iter().map(|d| f(d) * w(d) as f64).sum::<f64>() / n as f64
         }
     };
-    json!({
-        "names": disks.iter().map(|d| d.device.clone()).collect::<Vec<_>>(),
-        "read_ios": rd,
-        "write_ios": wr,
-        "read_bytes": sum(|d| d.read_bytes),
-        "write_bytes": sum(|d| d.write_bytes),
-        "flush_ios": sum(|d| d.flush_ios),
-        "read_await_ms": round(wavg(|d| d.read_await_ms, |d| d.read_ios, rd), 3),
-        "write_await_ms": round(wavg(|d| d.write_await_ms, |d| d.write_ios, wr), 3),
-        "util_pct": round(disks.iter().map(|d| d.util_pct).fold(0.0, f64::max), 1),
-        "avg_queue": round(disks.iter().map(|d| d.avg_queue).sum::<f64>(), 2),
+    Some(DeviceTotal {
+        names: disks.iter().map(|d| d.device.clone()).collect(),
+        read_ios: rd,
+        write_ios: wr,
+        read_bytes: sum(|d| d.read_bytes),
+        write_bytes: sum(|d| d.write_bytes),
+        flush_ios: sum(|d| d.flush_ios),
+        read_await_ms: round(wavg(|d| d.read_await_ms, |d| d.read_ios, rd), 3),
+        write_await_ms: round(wavg(|d| d.write_await_ms, |d| d.write_ios, wr), 3),
+        util_pct: round(disks.iter().map(|d| d.util_pct).fold(0.0, f64::max), 1),
+        avg_queue: round(disks.iter().map(|d| d.avg_queue).sum::<f64>(), 2),
     })
 }
 
+/// One device's delta as the result schema has it (`summary.devices[]`).
+pub fn device_figures(d: &DiskDelta) -> DeviceFigures {
+    DeviceFigures {
+        device: d.device.clone(),
+        interval_s: d.interval_s,
+        read_ios: d.read_ios,
+        write_ios: d.write_ios,
+        read_bytes: d.read_bytes,
+        write_bytes: d.write_bytes,
+        read_merges: d.read_merges,
+        write_merges: d.write_merges,
+        flush_ios: d.flush_ios,
+        read_await_ms: d.read_await_ms,
+        write_await_ms: d.write_await_ms,
+        avg_queue: d.avg_queue,
+        util_pct: d.util_pct,
+    }
+}
+
 /// `summary` for a `run` result.
-pub fn summary(o: &JobOutcome) -> Value {
+pub fn summary(o: &JobOutcome) -> RunSummary {
     let secs = o.measured_s;
     let ops = o.read.ops + o.write.ops;
     let cpu_s = o.cpu.total_s();
-    let mut s = json!({
-        "measured_s": round(secs, 3),
-        "read": dir_json(&o.read, secs),
-        "write": dir_json(&o.write, secs),
-        "total": {
-            "ops": ops,
-            "iops": round(ops as f64 / secs.max(1e-9), 1),
-            "mbps": round((o.read.bytes + o.write.bytes) as f64 / secs.max(1e-9) / 1e6, 3),
+    RunSummary {
+        measured_s: round(secs, 3),
+        read: io_figures(&o.read, secs),
+        write: io_figures(&o.write, secs),
+        total: TotalFigures {
+            ops,
+            iops: round(ops as f64 / secs.max(1e-9), 1),
+            mbps: round(
+                (o.read.bytes + o.write.bytes) as f64 / secs.max(1e-9) / 1e6,
+                3,
+            ),
         },
-        "cpu": {
-            "user_s": round(o.cpu.user_s, 3),
-            "sys_s": round(o.cpu.sys_s, 3),
-            "iops_per_cpu_s": if cpu_s > 0.0 { round(ops as f64 / cpu_s, 0) } else { 0.0 },
-            "cpu_us_per_io": if ops > 0 { round(cpu_s * 1e6 / ops as f64, 3) } else { 0.0 },
+        cpu: CpuFigures {
+            user_s: round(o.cpu.user_s, 3),
+            sys_s: round(o.cpu.sys_s, 3),
+            iops_per_cpu_s: if cpu_s > 0.0 {
+                round(ops as f64 / cpu_s, 0)
+            } else {
+                0.0
+            },
+            cpu_us_per_io: if ops > 0 {
+                round(cpu_s * 1e6 / ops as f64, 3)
+            } else {
+                0.0
+            },
         },
-        "device": device_total(&o.disks),
-        "devices": o.disks,
-    });
-    if o.sync.count() > 0 {
-        s["sync"] = json!({ "ops": o.sync.count(), "lat_us": o.sync.summary() });
+        device: device_total(&o.disks),
+        devices: o.disks.iter().map(device_figures).collect(),
+        sync: (o.sync.count() > 0).then(|| SyncFigures {
+            ops: o.sync.count(),
+            lat_us: o.sync.summary(),
+        }),
+        verify: (o.verify.checked + o.verify.unstamped > 0).then_some(VerifyFigures {
+            checked: o.verify.checked,
+            unstamped: o.verify.unstamped,
+        }),
     }
-    if o.verify.checked + o.verify.unstamped > 0 {
-        s["verify"] = json!({ "checked": o.verify.checked, "unstamped": o.verify.unstamped });
-    }
-    s
 }
 
 /// Advice drawn from the figures (page cache, device latency vs ours, ...).

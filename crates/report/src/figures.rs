@@ -1,10 +1,18 @@
 //! The figures of one measured point, drawn from any kind of result.
 //!
-//! Results are read as plain JSON so that new kinds degrade gracefully: every
-//! figure is looked up where the schema (docs/result-schema.md) puts it and
-//! simply left out when absent. The registry [`COLUMNS`] fixes the order and
-//! names of the report's columns.
+//! Each kind's figures are read from its typed summary (iolens-core's
+//! `result` module); a figure the result lacks is simply left out, and a kind
+//! this version does not know gives what it can (`iops`, `mbps`). The registry
+//! [`COLUMNS`] fixes the order and names of the report's columns.
 
+use iolens_core::result::calibrate::CalibrateSummary;
+use iolens_core::result::db::DbSummary;
+use iolens_core::result::matrix::{MatrixPoint, StreamFigures};
+use iolens_core::result::run::{IoFigures, RunSummary};
+use iolens_core::result::AnyResult;
+use iolens_core::LatencySummary;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -147,227 +155,205 @@ impl Figures {
     }
 }
 
-/// Follows `path` through nested objects to a number.
-pub fn num(v: &Value, path: &[&str]) -> Option<f64> {
-    let mut cur = v;
-    for k in path {
-        cur = cur.get(k)?;
-    }
-    match cur {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
-}
-
-/// A latency given either as a number (the mean) or as an object of percentiles.
-fn lat(v: &Value, path: &[&str], which: &str) -> Option<f64> {
-    let mut cur = v;
-    for k in path {
-        cur = cur.get(k)?;
-    }
-    match cur {
-        Value::Object(_) => num(cur, &[which]),
-        Value::Number(n) if which == "mean" => n.as_f64(),
-        _ => None,
-    }
-}
-
-/// Read/write/total figures in the layout of a `run` summary (also used by
-/// any kind whose points carry `read`/`write` sections).
-fn io_sections(f: &mut Figures, s: &Value) {
-    for (dir, iops, mbps) in [
-        ("read", "read_iops", "read_mbps"),
-        ("write", "write_iops", "write_mbps"),
-    ] {
-        f.set(iops, num(s, &[dir, "iops"]));
-        f.set(mbps, num(s, &[dir, "mbps"]));
-        let has_ops = !matches!(num(s, &[dir, "ops"]), Some(o) if o <= 0.0);
-        if has_ops {
-            for (stat, key) in [
-                ("mean", "lat_mean_us"),
-                ("p50", "lat_p50_us"),
-                ("p99", "lat_p99_us"),
-                ("p99_9", "lat_p99_9_us"),
-                ("max", "lat_max_us"),
-            ] {
-                let k = COLUMNS
-                    .iter()
-                    .find(|c| c.key == format!("{dir}_{key}"))
-                    .map(|c| c.key);
-                if let Some(k) = k {
-                    f.set(k, lat(s, &[dir, "lat_us"], stat));
-                }
-            }
-        }
-    }
-    let total =
-        num(s, &["total", "iops"]).or_else(|| match (f.get("read_iops"), f.get("write_iops")) {
-            (None, None) => num(s, &["iops"]),
-            (r, w) => Some(r.unwrap_or(0.0) + w.unwrap_or(0.0)),
-        });
-    f.set("iops", total);
-    let mbps =
-        num(s, &["total", "mbps"]).or_else(|| match (f.get("read_mbps"), f.get("write_mbps")) {
-            (None, None) => num(s, &["mbps"]),
-            (r, w) => Some(r.unwrap_or(0.0) + w.unwrap_or(0.0)),
-        });
-    f.set("mbps", mbps);
-    if num(s, &["sync", "ops"]).is_some_and(|o| o > 0.0) {
-        f.set("sync_lat_mean_us", lat(s, &["sync", "lat_us"], "mean"));
-        f.set("sync_lat_p99_us", lat(s, &["sync", "lat_us"], "p99"));
-    }
-    f.set("cpu_us_per_io", num(s, &["cpu", "cpu_us_per_io"]));
-    f.set("iops_per_cpu_s", num(s, &["cpu", "iops_per_cpu_s"]));
-    f.set("measured_s", num(s, &["measured_s"]));
-    if let Some(secs) = num(s, &["measured_s"]).filter(|s| *s > 0.0) {
-        if s.get("device").is_some_and(Value::is_object) {
-            f.set(
-                "dev_read_iops",
-                num(s, &["device", "read_ios"]).map(|v| round1(v / secs)),
-            );
-            f.set(
-                "dev_write_iops",
-                num(s, &["device", "write_ios"]).map(|v| round1(v / secs)),
-            );
-            f.set("dev_read_await_ms", num(s, &["device", "read_await_ms"]));
-            f.set("dev_write_await_ms", num(s, &["device", "write_await_ms"]));
-            f.set("dev_util_pct", num(s, &["device", "util_pct"]));
-        }
-    }
-}
-
 fn round1(v: f64) -> f64 {
     (v * 10.0).round() / 10.0
 }
 
-/// Figures of a `db` summary: the database's physical I/O, what the device saw
-/// and the share the OS page cache served.
-fn db_sections(f: &mut Figures, s: &Value) {
-    let db = &s["db"];
-    f.set("db_physical_read_iops", num(db, &["physical_read_iops"]));
-    f.set("db_physical_write_iops", num(db, &["physical_write_iops"]));
-    f.set("db_read_lat_us", lat(db, &["read_lat_us"], "mean"));
-    f.set("db_logical_reads_per_s", num(db, &["logical_reads_per_s"]));
-    f.set("db_hit_pct", num(db, &["hit_pct"]));
-    f.set("db_executions_per_s", num(db, &["executions_per_s"]));
-    f.set("db_tps", num(db, &["tps"]));
-    f.set("db_reads_per_cpu_s", num(db, &["reads_per_db_cpu_s"]));
-    let os = &s["os"];
-    f.set("os_read_iops", num(os, &["read_iops"]));
-    f.set("os_write_iops", num(os, &["write_iops"]));
-    f.set("os_read_await_ms", num(os, &["read_await_ms"]));
-    f.set("os_cache_hit_pct", num(s, &["os_cache_hit_pct"]));
-    f.set("measured_s", num(s, &["measured_s"]));
-    // The database's view fills the common columns, so that db points chart
-    // and compare like raw ones: physical I/O rate and single-block read latency.
+/// The latency columns of reads or writes.
+fn set_lat(f: &mut Figures, read: bool, l: &LatencySummary) {
+    let keys = if read {
+        [
+            "read_lat_mean_us",
+            "read_lat_p50_us",
+            "read_lat_p99_us",
+            "read_lat_p99_9_us",
+            "read_lat_max_us",
+        ]
+    } else {
+        [
+            "write_lat_mean_us",
+            "write_lat_p50_us",
+            "write_lat_p99_us",
+            "write_lat_p99_9_us",
+            "write_lat_max_us",
+        ]
+    };
+    for (k, v) in keys.into_iter().zip([l.mean, l.p50, l.p99, l.p99_9, l.max]) {
+        f.set(k, Some(v));
+    }
+}
+
+/// The latency columns of a direction that did any I/O (zeros would lie).
+fn set_io_lat(f: &mut Figures, read: &IoFigures, write: &IoFigures) {
+    if read.ops > 0 {
+        set_lat(f, true, &read.lat_us);
+    }
+    if write.ops > 0 {
+        set_lat(f, false, &write.lat_us);
+    }
+}
+
+/// Figures of a `run` summary.
+pub fn run_figures(s: &RunSummary) -> Figures {
+    let mut f = Figures::default();
+    f.set("read_iops", Some(s.read.iops));
+    f.set("read_mbps", Some(s.read.mbps));
+    f.set("write_iops", Some(s.write.iops));
+    f.set("write_mbps", Some(s.write.mbps));
+    set_io_lat(&mut f, &s.read, &s.write);
+    f.set("iops", Some(s.total.iops));
+    f.set("mbps", Some(s.total.mbps));
+    if let Some(sync) = s.sync.as_ref().filter(|s| s.ops > 0) {
+        f.set("sync_lat_mean_us", Some(sync.lat_us.mean));
+        f.set("sync_lat_p99_us", Some(sync.lat_us.p99));
+    }
+    f.set("cpu_us_per_io", Some(s.cpu.cpu_us_per_io));
+    f.set("iops_per_cpu_s", Some(s.cpu.iops_per_cpu_s));
+    f.set("measured_s", Some(s.measured_s));
+    if let Some(d) = s.device.as_ref().filter(|_| s.measured_s > 0.0) {
+        let secs = s.measured_s;
+        f.set("dev_read_iops", Some(round1(d.read_ios as f64 / secs)));
+        f.set("dev_write_iops", Some(round1(d.write_ios as f64 / secs)));
+        f.set("dev_read_await_ms", Some(d.read_await_ms));
+        f.set("dev_write_await_ms", Some(d.write_await_ms));
+        f.set("dev_util_pct", Some(d.util_pct));
+    }
+    f
+}
+
+/// Figures of a `db` summary: the database's physical I/O, what the device
+/// saw and the share the OS page cache served. The database's view fills the
+/// common columns, so that db points chart and compare like raw ones:
+/// physical I/O rate and single-block read latency.
+pub fn db_figures(s: &DbSummary) -> Figures {
+    let mut f = Figures::default();
+    let db = &s.db;
+    f.set("db_physical_read_iops", Some(db.physical_read_iops));
+    f.set("db_physical_write_iops", db.physical_write_iops);
+    f.set("db_read_lat_us", db.read_lat_us);
+    f.set("db_logical_reads_per_s", Some(db.logical_reads_per_s));
+    f.set("db_hit_pct", Some(db.hit_pct));
+    f.set("db_executions_per_s", Some(db.executions_per_s));
+    f.set("db_tps", Some(db.tps));
+    f.set("db_reads_per_cpu_s", db.reads_per_db_cpu_s);
+    if let Some(os) = &s.os {
+        f.set("os_read_iops", Some(os.read_iops));
+        f.set("os_write_iops", Some(os.write_iops));
+        f.set("os_read_await_ms", Some(os.read_await_ms));
+    }
+    f.set("os_cache_hit_pct", s.os_cache_hit_pct);
+    f.set("measured_s", Some(s.measured_s));
     let (r, w) = (
         f.get("db_physical_read_iops"),
         f.get("db_physical_write_iops"),
     );
-    if f.get("iops").is_none() && (r.is_some() || w.is_some()) {
+    if r.is_some() || w.is_some() {
         f.set("read_iops", r);
         f.set("write_iops", w);
         f.set("iops", Some(r.unwrap_or(0.0) + w.unwrap_or(0.0)));
     }
-    if f.get("read_lat_mean_us").is_none() {
-        f.set("read_lat_mean_us", lat(db, &["read_lat_us"], "mean"));
-        f.set("read_lat_p50_us", lat(db, &["read_lat_us"], "p50"));
-        f.set("read_lat_p99_us", lat(db, &["read_lat_us"], "p99"));
-        f.set("read_lat_p99_9_us", lat(db, &["read_lat_us"], "p99_9"));
-        f.set("read_lat_max_us", lat(db, &["read_lat_us"], "max"));
+    f.set("read_lat_mean_us", db.read_lat_us);
+    if let Some(os) = &s.os {
+        f.set("read_mbps", Some(os.read_mbps));
+        f.set("write_mbps", Some(os.write_mbps));
+        f.set("mbps", Some(os.read_mbps + os.write_mbps));
     }
-    if f.get("mbps").is_none() {
-        let (r, w) = (num(os, &["read_mbps"]), num(os, &["write_mbps"]));
-        if r.is_some() || w.is_some() {
-            f.set("read_mbps", r);
-            f.set("write_mbps", w);
-            f.set("mbps", Some(r.unwrap_or(0.0) + w.unwrap_or(0.0)));
-        }
-    }
+    f
 }
 
 /// Figures of a `calibrate` summary: its headline numbers fill the common
 /// columns (IOPS = max_iops, MB/s = max_mbps, read mean = latency at max_iops).
-fn calibrate_sections(f: &mut Figures, s: &Value) {
-    let iops = num(s, &["max_iops"]).or_else(|| num(s, &["max_iops", "mean"]));
-    let mbps = num(s, &["max_mbps"]).or_else(|| num(s, &["max_mbps", "mean"]));
-    let lat_ms = num(s, &["latency_ms"]).or_else(|| num(s, &["latency_ms", "mean"]));
-    f.set("iops", iops);
-    f.set("read_iops", iops);
-    f.set("mbps", mbps);
-    f.set("read_mbps", mbps);
-    f.set("read_lat_mean_us", lat_ms.map(|ms| ms * 1e3));
-    f.set("cal_latency_ms", lat_ms);
-    f.set("cal_cv_iops_pct", num(s, &["cv", "max_iops"]));
-    f.set("cal_cv_mbps_pct", num(s, &["cv", "max_mbps"]));
+pub fn calibrate_figures(s: &CalibrateSummary) -> Figures {
+    let mut f = Figures::default();
+    f.set("iops", s.max_iops);
+    f.set("read_iops", s.max_iops);
+    f.set("mbps", s.max_mbps);
+    f.set("read_mbps", s.max_mbps);
+    f.set("read_lat_mean_us", s.latency_ms.map(|ms| ms * 1e3));
+    f.set("cal_latency_ms", s.latency_ms);
+    f.set("cal_cv_iops_pct", s.cv.max_iops);
+    f.set("cal_cv_mbps_pct", s.cv.max_mbps);
+    f
 }
 
 /// Figures of one point of an ORION-style matrix: a `small` and/or a `large`
-/// stream, each with `read`/`write` sections. Rates add up; the latency
-/// columns show the small I/Os when there are any (ORION's `lat.csv`).
-fn stream_sections(f: &mut Figures, p: &Value) {
-    let streams: Vec<&Value> = ["small", "large"]
-        .iter()
-        .filter_map(|k| p.get(*k).filter(|v| v.is_object()))
-        .collect();
-    let sum = |path: &[&str]| -> Option<f64> {
-        let vals: Vec<f64> = streams.iter().filter_map(|s| num(s, path)).collect();
-        (!vals.is_empty()).then(|| vals.iter().sum())
-    };
-    f.set("read_iops", sum(&["read", "iops"]));
-    f.set("write_iops", sum(&["write", "iops"]));
-    f.set("read_mbps", sum(&["read", "mbps"]));
-    f.set("write_mbps", sum(&["write", "mbps"]));
-    f.set("iops", sum(&["iops"]));
-    f.set("mbps", sum(&["mbps"]));
-    if let Some(lat_src) = streams.first() {
-        let mut one = Figures::default();
-        io_sections(&mut one, lat_src);
-        for (k, v) in one.0 {
-            if k.contains("_lat_") {
-                f.set(k, Some(v));
-            }
-        }
+/// stream. Rates add up; the latency columns show the small I/Os when there
+/// are any (ORION's `lat.csv`).
+pub fn matrix_point_figures(p: &MatrixPoint) -> Figures {
+    let mut f = Figures::default();
+    let streams: Vec<&StreamFigures> = [&p.small, &p.large].into_iter().flatten().collect();
+    f.set("measured_s", Some(p.measured_s));
+    if streams.is_empty() {
+        return f;
     }
-    f.set("measured_s", num(p, &["measured_s"]));
-    let ops = sum(&["read", "ops"]).unwrap_or(0.0) + sum(&["write", "ops"]).unwrap_or(0.0);
-    let cpu = num(p, &["cpu_user_s"]).unwrap_or(0.0) + num(p, &["cpu_sys_s"]).unwrap_or(0.0);
-    if ops > 0.0 && cpu > 0.0 {
+    let sum = |v: fn(&StreamFigures) -> f64| Some(streams.iter().map(|s| v(s)).sum::<f64>());
+    f.set("read_iops", sum(|s| s.read.iops));
+    f.set("write_iops", sum(|s| s.write.iops));
+    f.set("read_mbps", sum(|s| s.read.mbps));
+    f.set("write_mbps", sum(|s| s.write.mbps));
+    f.set("iops", sum(|s| s.iops));
+    f.set("mbps", sum(|s| s.mbps));
+    set_io_lat(&mut f, &streams[0].read, &streams[0].write);
+    let ops: u64 = streams.iter().map(|s| s.read.ops + s.write.ops).sum();
+    let cpu = p.cpu_user_s + p.cpu_sys_s;
+    if ops > 0 && cpu > 0.0 {
+        let ops = ops as f64;
         f.set(
             "cpu_us_per_io",
             Some((cpu * 1e6 / ops * 1000.0).round() / 1000.0),
         );
         f.set("iops_per_cpu_s", Some((ops / cpu).round()));
     }
+    f
 }
 
-/// The figures of a result document's `summary` (or of one point of a
-/// multi-point result, which has the same shape).
-pub fn extract(kind: &str, summary: &Value) -> Figures {
+/// What a summary of a kind this version does not know may still say.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct OtherSummary {
+    iops: Option<f64>,
+    mbps: Option<f64>,
+    measured_s: Option<f64>,
+}
+
+fn other_figures(s: &OtherSummary) -> Figures {
     let mut f = Figures::default();
-    if !summary.is_object() {
-        return f;
-    }
-    if summary.get("small").is_some_and(Value::is_object)
-        || summary.get("large").is_some_and(Value::is_object)
-    {
-        stream_sections(&mut f, summary);
-        return f;
-    }
-    if kind == "calibrate" || summary.get("max_iops").is_some() {
-        calibrate_sections(&mut f, summary);
-    }
-    if summary.get("db").is_some_and(Value::is_object) {
-        // The raw sections (if any) first: they take precedence in the common columns.
-        io_sections(&mut f, summary);
-        db_sections(&mut f, summary);
-        return f;
-    }
-    if f.is_empty() {
-        io_sections(&mut f, summary);
+    f.set("iops", s.iops);
+    f.set("mbps", s.mbps);
+    if !f.is_empty() {
+        f.set("measured_s", s.measured_s);
     }
     f
+}
+
+/// The figures of a result document (none for a matrix as a whole: its
+/// points have theirs, see [`matrix_point_figures`]).
+pub fn of_result(doc: &AnyResult) -> Figures {
+    match doc {
+        AnyResult::Run(d) => d.summary.as_ref().map(run_figures),
+        AnyResult::Calibrate(d) => d.summary.as_ref().map(calibrate_figures),
+        AnyResult::Db(d) => d.summary.as_ref().map(db_figures),
+        AnyResult::Matrix(_) | AnyResult::Assess(_) => None,
+        AnyResult::Other(d) => OtherSummary::deserialize(&d.summary)
+            .ok()
+            .map(|s| other_figures(&s)),
+    }
+    .unwrap_or_default()
+}
+
+/// The figures of a `summary` of `kind` given as JSON (one point of a
+/// `matrix`), read through the kind's types; none when it does not fit them.
+pub fn extract(kind: &str, summary: &Value) -> Figures {
+    fn read<T: DeserializeOwned>(v: &Value, f: fn(&T) -> Figures) -> Figures {
+        T::deserialize(v).map(|t| f(&t)).unwrap_or_default()
+    }
+    match kind {
+        "run" => read(summary, run_figures),
+        "calibrate" => read(summary, calibrate_figures),
+        "db" => read(summary, db_figures),
+        "matrix" => read(summary, matrix_point_figures),
+        _ => read(summary, other_figures),
+    }
 }
 
 #[cfg(test)]

@@ -2,8 +2,10 @@
 //! (`sweep.json` with one result directory per point) and any tree of them.
 
 use crate::csv::TimeSeries;
-use crate::figures::{extract, Figures};
+use crate::figures::{self, Figures};
 use crate::ReportError;
+use iolens_core::result::matrix::MatrixPoint;
+use iolens_core::result::{self, AnyResult, ResultError};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
@@ -148,41 +150,40 @@ fn walk(dir: &Path, id: &str, depth: usize, out: &mut Vec<Point>) -> Result<(), 
 /// that carry several (`points[]` of a matrix).
 pub fn load_result(dir: &Path, id: &str) -> Result<Vec<Point>, ReportError> {
     let path = dir.join("result.json");
-    let doc = read_json(&path)?;
-    let schema = doc["schema"].as_str().unwrap_or("");
-    if !schema.starts_with("iolens.result/") {
-        return Err(ReportError::Parse {
+    let doc = result::load(&path).map_err(|e| match e {
+        ResultError::Io { path, source } => ReportError::io(&path, source),
+        ResultError::Schema { path, schema } => ReportError::Parse {
             path,
             msg: format!("not an iolens result (schema '{schema}')"),
-        });
-    }
-    let s = |k: &str| doc[k].as_str().unwrap_or("").to_string();
-    let kind = s("kind");
+        },
+        ResultError::Parse { path, msg } => ReportError::Parse { path, msg },
+        ResultError::Exists(path) => ReportError::Parse {
+            path,
+            msg: "unexpected result directory".into(),
+        },
+    })?;
+    let head = doc.envelope();
     let base = Point {
         dir: dir.to_path_buf(),
         id: id.to_string(),
-        kind: kind.clone(),
-        name: s("name"),
-        status: s("status"),
-        error: doc["error"].as_str().map(str::to_string),
-        host: doc["host"]["hostname"].as_str().unwrap_or("").to_string(),
-        started_at: s("started_at"),
+        kind: head.kind.to_string(),
+        name: head.name.to_string(),
+        status: head.status.as_str().to_string(),
+        error: head.error.map(str::to_string),
+        host: head.host.hostname.clone(),
+        started_at: head.started_at.to_string(),
         sweep: None,
         params: Vec::new(),
-        config: doc["config"].clone(),
-        figures: extract(&kind, &doc["summary"]),
-        warnings: doc["warnings"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|w| w.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default(),
+        config: head.config.clone(),
+        figures: figures::of_result(&doc),
+        warnings: doc.warnings(),
         timeseries: TimeSeries::load(&dir.join("timeseries.csv")),
         sweep_params: None,
     };
-    let subs = multi_points(&kind, &doc);
+    let subs = match &doc {
+        AnyResult::Matrix(m) => matrix_points(&m.extra.points),
+        _ => Vec::new(),
+    };
     if subs.is_empty() {
         return Ok(vec![base]);
     }
@@ -211,51 +212,24 @@ pub fn load_result(dir: &Path, id: &str) -> Result<Vec<Point>, ReportError> {
         .collect())
 }
 
-/// Splits a multi-point result (`points[]`, e.g. an ORION-style matrix) into
-/// (parameters, figures) per point: scalar members are the point's
-/// parameters, the rest is read like a summary.
-/// Keys with these unit suffixes are measurements, never a point's parameters.
-const MEASURED_SUFFIXES: &[&str] = &["_s", "_ms", "_us", "_bytes", "_pct", "_iops", "_mbps"];
-
 /// One point of a multi-point result: its parameters, figures, and whether it was cut short.
 type SubPoint = (Vec<(String, Value)>, Figures, bool);
 
-fn multi_points(kind: &str, doc: &Value) -> Vec<SubPoint> {
-    let Some(points) = doc["points"].as_array() else {
-        return Vec::new();
-    };
+/// Splits a matrix into (parameters, figures) per point that has figures:
+/// its loads are the point's parameters.
+fn matrix_points(points: &[MatrixPoint]) -> Vec<SubPoint> {
     points
         .iter()
         .filter_map(|p| {
-            let obj = p.as_object()?;
-            let summary = p.get("summary").unwrap_or(p);
-            let figures = extract(kind, summary);
+            let figures = figures::matrix_point_figures(p);
             if figures.is_empty() {
                 return None;
             }
-            let params = obj
-                .iter()
-                .filter(|(k, v)| {
-                    matches!(v, Value::Number(_) | Value::String(_) | Value::Bool(_))
-                        && !crate::figures::COLUMNS.iter().any(|c| c.key == k.as_str())
-                        && !MEASURED_SUFFIXES.iter().any(|sfx| k.ends_with(sfx))
-                        && !matches!(
-                            k.as_str(),
-                            "iops"
-                                | "mbps"
-                                | "measured_s"
-                                | "status"
-                                | "point"
-                                | "interrupted"
-                                | "cpu_user_s"
-                                | "cpu_sys_s"
-                                | "warmup_bytes"
-                        )
-                })
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            let cut_short = p["interrupted"].as_bool().unwrap_or(false);
-            Some((params, figures, cut_short))
+            let params = vec![
+                ("large_load".to_string(), Value::from(p.large_load)),
+                ("small_load".to_string(), Value::from(p.small_load)),
+            ];
+            Some((params, figures, p.interrupted))
         })
         .collect()
 }
@@ -523,16 +497,18 @@ mod tests {
         let root = scratch("multi");
         write_result(&root.join("m"), "matrix", json!({}), json!({}));
         let p = root.join("m/result.json");
-        let mut doc: Value = serde_json::from_str(&fs::read_to_string(&p).unwrap()).unwrap();
-        doc["points"] = json!([
-            {"small": 1, "large": 0, "read": {"iops": 100.0, "mbps": 0.8}},
-            {"small": 2, "large": 0, "read": {"iops": 180.0, "mbps": 1.4}}
+        let text = fs::read_to_string(&p).unwrap();
+        let stream = |iops: f64, mbps: f64| json!({"load": 1, "read": {"ops": 10, "iops": iops, "mbps": mbps}, "iops": iops, "mbps": mbps});
+        let points = json!([
+            {"point": 1, "small_load": 1, "large_load": 0, "small": stream(100.0, 0.8)},
+            {"point": 2, "small_load": 2, "large_load": 0, "small": stream(180.0, 1.4)}
         ]);
-        fs::write(&p, doc.to_string()).unwrap();
+        let text = text.replacen('{', &format!("{{\"points\": {points},"), 1);
+        fs::write(&p, text).unwrap();
         let pts = load(&[root.join("m")]).unwrap();
         assert_eq!(pts.len(), 2);
         assert_eq!(pts[1].figures.iops(), Some(180.0));
-        assert_eq!(pts[1].param("small"), Some(&json!(2)));
+        assert_eq!(pts[1].param("small_load"), Some(&json!(2)));
         fs::remove_dir_all(&root).unwrap();
     }
 }
