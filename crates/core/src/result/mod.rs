@@ -19,6 +19,7 @@ pub mod assess;
 pub mod calibrate;
 pub mod db;
 pub mod matrix;
+pub mod record;
 pub mod run;
 
 use crate::host::HostInfo;
