@@ -4,20 +4,28 @@ use crate::args::OutputArgs;
 use anyhow::Result;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iolens_core::result::ResultDir;
+use iolens_core::Output;
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::time::Duration;
 
-/// Default parent of result directories.
-pub const RESULTS_ROOT: &str = "iolens-results";
+pub use iolens_core::result::record::RESULTS_ROOT;
+
+impl OutputArgs {
+    /// Where the library writes the result: `--name` (or `default_name`) and `--output`.
+    pub fn output(&self, default_name: &str) -> Output {
+        Output {
+            name: self
+                .name
+                .clone()
+                .unwrap_or_else(|| default_name.to_string()),
+            dir: self.output.clone(),
+        }
+    }
+}
 
 /// Creates the result directory the options ask for.
 pub fn result_dir(o: &OutputArgs, default_name: &str) -> Result<ResultDir> {
-    let name = o.name.clone().unwrap_or_else(|| default_name.to_string());
-    Ok(match &o.output {
-        Some(p) => ResultDir::create(p)?,
-        None => ResultDir::create_default(&PathBuf::from(RESULTS_ROOT), &name)?,
-    })
+    Ok(o.output(default_name).create()?)
 }
 
 /// Whether live progress is drawn: on a terminal only, and never when quiet.

@@ -14,6 +14,6 @@ pub mod units;
 
 pub use error::{Classify, ErrorKind};
 pub use latency::{LatencyHistogram, LatencySummary};
-pub use result::record::{Recorder, Series};
+pub use result::record::{Output, Recorder, Series};
 pub use result::{AnyResult, Document, ResultDir, ResultDoc, Status, SCHEMA};
 pub use units::{parse_duration, ByteSize, DurationArg};

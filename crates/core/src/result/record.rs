@@ -23,6 +23,30 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+/// Default parent of result directories.
+pub const RESULTS_ROOT: &str = "iolens-results";
+
+/// Where a measuring command writes its result directory (every command's
+/// `--name` and `--output`).
+#[derive(Clone, Debug, Default)]
+pub struct Output {
+    /// The run's name (in `result.json` and the default directory name).
+    pub name: String,
+    /// The result directory; None: a new `<UTC timestamp>-<name>` under
+    /// [`RESULTS_ROOT`].
+    pub dir: Option<PathBuf>,
+}
+
+impl Output {
+    /// Creates the result directory (never over an earlier result).
+    pub fn create(&self) -> Result<ResultDir, ResultError> {
+        match &self.dir {
+            Some(p) => ResultDir::create(p),
+            None => ResultDir::create_default(Path::new(RESULTS_ROOT), &self.name),
+        }
+    }
+}
+
 /// The error a recorder dropped before [`Recorder::finish`] writes.
 pub const ENDED_EARLY: &str = "the command ended before the measurement finished";
 
