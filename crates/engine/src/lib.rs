@@ -1,5 +1,7 @@
 //! Raw I/O for iolens: targets, access distributions, engines (psync,
-//! io_uring, null) and the job runner that measures them.
+//! io_uring, null, and a fault-injecting engine that tests the failure paths)
+//! behind one small trait with capability flags, and the job runner that
+//! measures them.
 
 pub mod buffers;
 pub mod dist;

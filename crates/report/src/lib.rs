@@ -4,8 +4,9 @@
 //! side-by-side comparison of systems or configurations. Every output format
 //! is an [`export::Exporter`].
 //!
-//! Results are read as plain JSON (`serde_json::Value`), so that kinds added
-//! later degrade gracefully: each point gives whatever figures it has.
+//! Results are read through the typed documents of `iolens-core`
+//! ([`iolens_core::result::load`]); a kind this version does not know still
+//! loads as the plain envelope and gives whatever common figures it has.
 
 pub mod analysis;
 pub mod charts;
