@@ -63,7 +63,7 @@ pub struct LadderOutcome {
 
 impl LadderConfig {
     fn within(&self, s: &Sample) -> bool {
-        self.max_latency_us.map_or(true, |m| s.lat_us <= m)
+        self.max_latency_us.is_none_or(|m| s.lat_us <= m)
     }
 
     /// Index of the best step among those within the latency limit: the

@@ -18,7 +18,7 @@ pub fn split(outstanding: u32, engine: EngineKind, max_threads: u32) -> (u32, u3
         return (o, 1);
     }
     let want = o.div_ceil(PER_WORKER).clamp(1, max_threads.max(1));
-    let threads = (1..=want).rev().find(|t| o % t == 0).unwrap_or(1);
+    let threads = (1..=want).rev().find(|t| o.is_multiple_of(*t)).unwrap_or(1);
     (threads, o / threads)
 }
 

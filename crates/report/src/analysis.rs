@@ -14,7 +14,8 @@
 
 use crate::fmt;
 use crate::load::{value_text, Point};
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 /// Parameters that measure concurrency, the most telling first.
 pub const CONCURRENCY_KEYS: &[&str] = &[
@@ -253,33 +254,53 @@ impl Analysis {
     }
 
     /// The series and knees for report.json.
-    pub fn to_json(&self, points: &[Point]) -> Value {
-        let pj = |p: &Option<SeriesPoint>| match p {
-            Some(p) => json!({
-                "id": points[p.index].id,
-                "x": p.x,
-                "iops": p.iops,
-                "lat_mean_us": p.lat_mean_us,
-                "lat_p99_us": p.lat_p99_us,
-            }),
-            None => Value::Null,
+    pub fn series_json<'a>(&'a self, points: &'a [Point]) -> Vec<SeriesJson<'a>> {
+        let pj = |p: &Option<SeriesPoint>| {
+            p.as_ref().map(|p| SeriesPointJson {
+                id: &points[p.index].id,
+                iops: p.iops,
+                lat_mean_us: p.lat_mean_us,
+                lat_p99_us: p.lat_p99_us,
+                x: p.x,
+            })
         };
-        Value::Array(
-            self.series
-                .iter()
-                .map(|s| {
-                    json!({
-                        "label": s.label,
-                        "points": s.points.iter().map(|p| points[p.index].id.clone()).collect::<Vec<_>>(),
-                        "peak": pj(&s.knee.peak),
-                        "within_slo": pj(&s.knee.within_slo),
-                        "saturation": pj(&s.knee.saturation),
-                        "still_growing": s.knee.still_growing,
-                    })
-                })
-                .collect(),
-        )
+        self.series
+            .iter()
+            .map(|s| SeriesJson {
+                label: &s.label,
+                peak: pj(&s.knee.peak),
+                points: s
+                    .points
+                    .iter()
+                    .map(|p| points[p.index].id.as_str())
+                    .collect(),
+                saturation: pj(&s.knee.saturation),
+                still_growing: s.knee.still_growing,
+                within_slo: pj(&s.knee.within_slo),
+            })
+            .collect()
     }
+}
+
+/// One entry of `series` in `report.json`, fields in the order they are written.
+#[derive(Debug, Serialize)]
+pub struct SeriesJson<'a> {
+    pub label: &'a str,
+    pub peak: Option<SeriesPointJson<'a>>,
+    pub points: Vec<&'a str>,
+    pub saturation: Option<SeriesPointJson<'a>>,
+    pub still_growing: bool,
+    pub within_slo: Option<SeriesPointJson<'a>>,
+}
+
+/// A point of a series in `report.json`.
+#[derive(Debug, Serialize)]
+pub struct SeriesPointJson<'a> {
+    pub id: &'a str,
+    pub iops: f64,
+    pub lat_mean_us: Option<f64>,
+    pub lat_p99_us: Option<f64>,
+    pub x: Option<f64>,
 }
 
 /// The knee of one series (points in axis order when `ordered`).
@@ -318,6 +339,7 @@ pub fn knee(points: &[SeriesPoint], slo_us: f64, ordered: bool) -> Knee {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn sp(x: f64, iops: f64, mean: f64, p99: f64) -> SeriesPoint {
         SeriesPoint {

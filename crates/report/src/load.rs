@@ -6,6 +6,7 @@ use crate::figures::{self, Figures};
 use crate::ReportError;
 use iolens_core::result::matrix::MatrixPoint;
 use iolens_core::result::{self, AnyResult, ResultError};
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
@@ -237,7 +238,14 @@ fn matrix_points(points: &[MatrixPoint]) -> Vec<SubPoint> {
 fn load_sweep(dir: &Path, id: &str, out: &mut Vec<Point>) -> Result<(), ReportError> {
     let path = dir.join("sweep.json");
     let doc = read_json(&path)?;
-    if doc["schema"].as_str() != Some(SWEEP_SCHEMA) {
+    /// Just the schema line, to tell a sweep document from anything else.
+    #[derive(serde::Deserialize)]
+    struct Head {
+        #[serde(default)]
+        schema: String,
+    }
+    let head = Head::deserialize(&doc).map_or(String::new(), |h| h.schema);
+    if head != SWEEP_SCHEMA {
         return Err(ReportError::Parse {
             path,
             msg: format!("not an iolens sweep (expected schema '{SWEEP_SCHEMA}')"),

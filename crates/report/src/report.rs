@@ -1,14 +1,16 @@
 //! Building a report from result directories and writing it:
 //! `report.csv`, `report.json`, `report.html` and `charts/*.svg|png`.
 
-use crate::analysis::Analysis;
+use crate::analysis::{Analysis, SeriesJson};
 use crate::charts::{self, ChartFile};
 use crate::export::{CsvExporter, Exporter, HtmlExporter, JsonExporter, PngExporter, SvgExporter};
 use crate::figures::{Column, COLUMNS};
 use crate::load::{self, value_text, Point};
 use crate::raster::Rasterizer;
 use crate::{fmt, ReportError};
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -49,6 +51,50 @@ pub struct Table {
     pub statuses: Vec<String>,
     /// Index of the first figure column.
     pub first_figure: usize,
+}
+
+/// `report.json` (`iolens.report/1`), fields in the order they are written.
+#[derive(Debug, Serialize)]
+pub struct ReportJson<'a> {
+    pub charts: Vec<String>,
+    pub columns: Vec<&'static str>,
+    pub concurrency_axis: Option<&'a str>,
+    pub generated_at: &'a str,
+    pub growth_threshold_pct: f64,
+    pub inputs: &'a [String],
+    pub knees: Vec<String>,
+    pub latency_slo_us: f64,
+    pub param_keys: &'a [String],
+    pub points: Vec<PointJson<'a>>,
+    pub schema: &'static str,
+    pub series: Vec<SeriesJson<'a>>,
+    pub tool: ToolJson<'a>,
+}
+
+/// `tool` of `report.json`.
+#[derive(Debug, Serialize)]
+pub struct ToolJson<'a> {
+    pub name: &'static str,
+    pub version: &'a str,
+}
+
+/// One entry of `points` in `report.json`.
+#[derive(Debug, Serialize)]
+pub struct PointJson<'a> {
+    pub dir: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<&'a str>,
+    pub figures: BTreeMap<&'static str, f64>,
+    pub host: &'a str,
+    pub id: &'a str,
+    pub kind: &'a str,
+    pub name: &'a str,
+    pub params: BTreeMap<&'a str, &'a Value>,
+    pub series: &'a str,
+    pub started_at: &'a str,
+    pub status: &'a str,
+    pub sweep: Option<&'a str>,
+    pub warnings: &'a [String],
 }
 
 /// A report, built and ready to write.
@@ -183,54 +229,49 @@ impl Report {
     }
 
     /// `report.json`.
-    pub fn json(&self) -> Value {
-        let points: Vec<Value> = self
+    pub fn json(&self) -> ReportJson<'_> {
+        let points = self
             .points
             .iter()
             .zip(&self.analysis.point_series)
-            .map(|(p, series)| {
-                let params: Map<String, Value> = p.params.iter().cloned().collect();
-                let figures: Map<String, Value> = p
-                    .figures
-                    .0
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), json!(v)))
-                    .collect();
-                let mut o = json!({
-                    "id": p.id,
-                    "dir": p.dir.display().to_string(),
-                    "kind": p.kind,
-                    "name": p.name,
-                    "status": p.status,
-                    "host": p.host,
-                    "started_at": p.started_at,
-                    "sweep": p.sweep,
-                    "series": series,
-                    "params": params,
-                    "figures": figures,
-                    "warnings": p.warnings,
-                });
-                if let Some(e) = &p.error {
-                    o["error"] = json!(e);
-                }
-                o
+            .map(|(p, series)| PointJson {
+                dir: p.dir.display().to_string(),
+                error: p.error.as_deref(),
+                figures: p.figures.0.iter().map(|(k, v)| (*k, *v)).collect(),
+                host: &p.host,
+                id: &p.id,
+                kind: &p.kind,
+                name: &p.name,
+                params: p.params.iter().map(|(k, v)| (k.as_str(), v)).collect(),
+                series,
+                started_at: &p.started_at,
+                status: &p.status,
+                sweep: p.sweep.as_deref(),
+                warnings: &p.warnings,
             })
             .collect();
-        json!({
-            "schema": REPORT_SCHEMA,
-            "tool": {"name": "iolens", "version": self.options.tool_version},
-            "generated_at": self.options.generated_at,
-            "inputs": self.inputs,
-            "latency_slo_us": self.options.latency_slo_us,
-            "growth_threshold_pct": crate::analysis::GROWTH * 100.0,
-            "concurrency_axis": self.analysis.axis,
-            "param_keys": self.table.param_keys,
-            "columns": self.table.figure_cols.iter().map(|c| c.key).collect::<Vec<_>>(),
-            "points": points,
-            "series": self.analysis.to_json(&self.points),
-            "knees": self.analysis.knee_lines(),
-            "charts": self.charts.iter().map(|c| format!("{}.svg", c.stem)).collect::<Vec<_>>(),
-        })
+        ReportJson {
+            charts: self
+                .charts
+                .iter()
+                .map(|c| format!("{}.svg", c.stem))
+                .collect(),
+            columns: self.table.figure_cols.iter().map(|c| c.key).collect(),
+            concurrency_axis: self.analysis.axis.as_deref(),
+            generated_at: &self.options.generated_at,
+            growth_threshold_pct: crate::analysis::GROWTH * 100.0,
+            inputs: &self.inputs,
+            knees: self.analysis.knee_lines(),
+            latency_slo_us: self.options.latency_slo_us,
+            param_keys: &self.table.param_keys,
+            points,
+            schema: REPORT_SCHEMA,
+            series: self.analysis.series_json(&self.points),
+            tool: ToolJson {
+                name: "iolens",
+                version: &self.options.tool_version,
+            },
+        }
     }
 
     /// Warnings of every point, as (point id, warning).
