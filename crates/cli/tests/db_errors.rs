@@ -1,59 +1,34 @@
 //! Bad input to `iolens db` exits 2 with one line naming what to fix, for
 //! every database.
 
-use assert_cmd::Command;
-use std::fs;
+mod common;
+use common::*;
 
-fn fails_with(args: &[&str], code: i32, needle: &str) {
-    let out = Command::cargo_bin("iolens")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "iolens {args:?}: {err}");
-    assert!(
-        err.contains(needle),
-        "iolens {args:?}: '{needle}' not in: {err}"
-    );
-    assert_eq!(err.trim().lines().count(), 1, "one line expected: {err}");
-}
+use std::fs;
 
 /// A --path that cannot be created used to fail with exit 1 ("creating ...").
 #[test]
 fn sqlite_path_that_cannot_be_created_exits_2() {
-    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = scratch();
     let file = d.path().join("file");
     fs::write(&file, b"not a directory").unwrap();
     let under_file = file.join("sq");
-    let setup = |path: &str| {
+    let setup = |path| {
+        let small = ["--scale", "16", "--scan-scale", "1", "--quiet"];
         [
-            "db",
-            "setup",
-            "--db",
-            "sqlite",
-            "--path",
-            path,
-            "--scale",
-            "16",
-            "--scan-scale",
-            "1",
-            "--quiet",
+            &["db", "setup", "--db", "sqlite", "--path", path][..],
+            &small,
         ]
-        .map(String::from)
+        .concat()
     };
-    let a = setup(under_file.to_str().unwrap());
-    let a: Vec<&str> = a.iter().map(String::as_str).collect();
-    fails_with(&a, 2, "--path");
-    let a = setup(file.to_str().unwrap());
-    let a: Vec<&str> = a.iter().map(String::as_str).collect();
-    fails_with(&a, 2, "is not a directory");
+    fails_with(setup(under_file.to_str().unwrap()), 2, "--path");
+    fails_with(setup(file.to_str().unwrap()), 2, "is not a directory");
     assert_eq!(fs::read(&file).unwrap(), b"not a directory");
 }
 
 #[test]
 fn sqlite_usage_errors_exit_2() {
-    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = scratch();
     let p = d.path().join("sq");
     let p = p.to_str().unwrap();
     let sq = ["db", "run", "--db", "sqlite", "--path", p];
