@@ -258,10 +258,7 @@ impl Drop for PgDatabase {
 
 impl Database for PgDatabase {
     type Backend = PgBackend;
-
-    fn capabilities(&self) -> Capabilities {
-        CAPABILITIES
-    }
+    const CAPABILITIES: Capabilities = CAPABILITIES;
 
     fn setup(
         &mut self,
@@ -277,17 +274,13 @@ impl Database for PgDatabase {
             .filter(|s| s.max_rows_per_page != 1)
             .map(|s| s.schema.as_str())
             .collect();
-        Ok(SetupReport {
-            interrupted: report.interrupted,
-            json: self.layout_json(spec, &report),
-            text: layout_text(&self.label, &self.info, spec, &report),
-            failure: (!bad.is_empty()).then(|| {
-                format!(
-                    "layout check failed: {} hold more than one row per page",
-                    bad.join(", ")
-                )
-            }),
-        })
+        Ok(SetupReport::checked(
+            report.interrupted,
+            self.layout_json(spec, &report),
+            layout_text(&self.label, &self.info, spec, &report),
+            (!bad.is_empty())
+                .then(|| format!("{} hold more than one row per page", bad.join(", "))),
+        ))
     }
 
     fn layout(&mut self) -> Result<Layout, DbError> {

@@ -210,10 +210,7 @@ fn layout_text(
 
 impl Database for SqliteDatabase {
     type Backend = SqliteBackend;
-
-    fn capabilities(&self) -> Capabilities {
-        CAPABILITIES
-    }
+    const CAPABILITIES: Capabilities = CAPABILITIES;
 
     fn setup(
         &mut self,
@@ -226,12 +223,7 @@ impl Database for SqliteDatabase {
         let t0 = Instant::now();
         self.load(spec, &todo, stop, progress)?;
         if stop.load(Ordering::Relaxed) {
-            return Ok(SetupReport {
-                interrupted: true,
-                json: serde_json::Value::Null,
-                text: String::new(),
-                failure: None,
-            });
+            return Ok(SetupReport::interrupted());
         }
         let load_s = t0.elapsed().as_secs_f64();
         let dir = &self.dir;
@@ -239,18 +231,18 @@ impl Database for SqliteDatabase {
             .map(|n| slob::layout(dir, n))
             .collect::<Result<_, _>>()
             .map_err(|e| DbError::Server(format!("checking the layout: {e}")))?;
-        let failure = layouts.iter().find(|l| l.rows_per_page > 1.01).map(|l| {
+        let crowded = layouts.iter().find(|l| l.rows_per_page > 1.01).map(|l| {
             format!(
-                "layout check failed: schema {} holds {:.2} rows per page",
+                "schema {} holds {:.2} rows per page",
                 l.schema, l.rows_per_page
             )
         });
-        Ok(SetupReport {
-            interrupted: false,
-            json: json!({"db": "sqlite", "path": dir, "loaded": todo, "layout": layouts}),
-            text: layout_text(dir, spec, &todo, load_s, &layouts),
-            failure,
-        })
+        Ok(SetupReport::checked(
+            false,
+            json!({"db": "sqlite", "path": dir, "loaded": todo, "layout": layouts}),
+            layout_text(dir, spec, &todo, load_s, &layouts),
+            crowded,
+        ))
     }
 
     fn layout(&mut self) -> Result<Layout, DbError> {

@@ -441,14 +441,12 @@ mod tests {
 
     impl Database for Counting {
         type Backend = Counting;
-        fn capabilities(&self) -> Capabilities {
-            Capabilities {
-                name: "counting",
-                existing_server: false,
-                os_cache_limit: false,
-                direct_io_option: false,
-            }
-        }
+        const CAPABILITIES: Capabilities = Capabilities {
+            name: "counting",
+            existing_server: false,
+            os_cache_limit: false,
+            direct_io_option: false,
+        };
         fn setup(
             &mut self,
             _: &LayoutSpec,

@@ -77,6 +77,34 @@ pub struct SetupReport {
     pub failure: Option<String>,
 }
 
+impl SetupReport {
+    /// A load stopped by an interrupt before there was a layout to show.
+    pub fn interrupted() -> SetupReport {
+        SetupReport {
+            interrupted: true,
+            json: serde_json::Value::Null,
+            text: String::new(),
+            failure: None,
+        }
+    }
+
+    /// A layout shown as `json` and `text`; `crowded` names the pages that
+    /// hold more than one row, where there are any (the layout check failed).
+    pub fn checked(
+        interrupted: bool,
+        json: serde_json::Value,
+        text: String,
+        crowded: Option<String>,
+    ) -> SetupReport {
+        SetupReport {
+            interrupted,
+            json,
+            text,
+            failure: crowded.map(|c| format!("layout check failed: {c}")),
+        }
+    }
+}
+
 /// The layout a run can use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -114,7 +142,12 @@ pub trait Database {
     type Backend: Backend;
 
     /// What it can do.
-    fn capabilities(&self) -> Capabilities;
+    const CAPABILITIES: Capabilities;
+
+    /// What it can do.
+    fn capabilities(&self) -> Capabilities {
+        Self::CAPABILITIES
+    }
 
     /// Loads the SLOB schema `spec` describes (a present, identical layout
     /// is reused). `progress(rows_done, rows_total)` is called as rows load;
