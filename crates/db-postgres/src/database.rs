@@ -12,14 +12,13 @@ use iolens_db::pagecache::{self, Evicted};
 use iolens_db::report::Context;
 use iolens_db::run::Probes;
 use iolens_db::{
-    procs, Capabilities, Check, Database, DbError, Description, Layout, SetupReport,
+    procs, Capabilities, Check, Database, DbError, Description, Layout, Loading, SetupReport,
     WorkloadOptions, WorkloadSpec,
 };
 use postgres::Client;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::atomic::AtomicBool;
 
 /// Which server, and how a managed one is configured.
 #[derive(Clone, Debug, Default)]
@@ -260,13 +259,9 @@ impl Database for PgDatabase {
     type Backend = PgBackend;
     const CAPABILITIES: Capabilities = CAPABILITIES;
 
-    fn setup(
-        &mut self,
-        spec: &LayoutSpec,
-        stop: &AtomicBool,
-        progress: &(dyn Fn(u64, u64) + Sync),
-    ) -> Result<SetupReport, DbError> {
+    fn setup(&mut self, spec: &LayoutSpec, loading: Loading) -> Result<SetupReport, DbError> {
         self.admin()?;
+        let Loading { stop, progress } = loading;
         let report = layout::setup(&self.config, spec, self.data_dir.as_deref(), stop, progress)?;
         let bad: Vec<&str> = report
             .schemas

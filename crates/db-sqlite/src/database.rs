@@ -13,13 +13,13 @@ use iolens_db::pagecache::{self, Evicted};
 use iolens_db::report::Context;
 use iolens_db::run::Probes;
 use iolens_db::{
-    Capabilities, Check, Database, DbError, Description, Layout, LayoutSpec, SetupReport,
+    Capabilities, Check, Database, DbError, Description, Layout, LayoutSpec, Loading, SetupReport,
     WorkloadSpec,
 };
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Where the schema files live and how much each connection caches.
@@ -120,8 +120,7 @@ impl SqliteDatabase {
         &self,
         spec: &LayoutSpec,
         todo: &[u32],
-        stop: &AtomicBool,
-        progress: &(dyn Fn(u64, u64) + Sync),
+        Loading { stop, progress }: Loading,
     ) -> Result<(), DbError> {
         let total_rows = spec.scale * todo.len() as u64;
         let done = AtomicU64::new(0);
@@ -212,17 +211,12 @@ impl Database for SqliteDatabase {
     type Backend = SqliteBackend;
     const CAPABILITIES: Capabilities = CAPABILITIES;
 
-    fn setup(
-        &mut self,
-        spec: &LayoutSpec,
-        stop: &AtomicBool,
-        progress: &(dyn Fn(u64, u64) + Sync),
-    ) -> Result<SetupReport, DbError> {
+    fn setup(&mut self, spec: &LayoutSpec, loading: Loading) -> Result<SetupReport, DbError> {
         self.create_dir()?;
         let todo = self.to_load(spec)?;
         let t0 = Instant::now();
-        self.load(spec, &todo, stop, progress)?;
-        if stop.load(Ordering::Relaxed) {
+        self.load(spec, &todo, loading)?;
+        if loading.stop.load(Ordering::Relaxed) {
             return Ok(SetupReport::interrupted());
         }
         let load_s = t0.elapsed().as_secs_f64();

@@ -64,6 +64,15 @@ impl LayoutSpec {
     }
 }
 
+/// How a load is followed and stopped.
+#[derive(Clone, Copy)]
+pub struct Loading<'a> {
+    /// Ends the load early.
+    pub stop: &'a AtomicBool,
+    /// Called as rows load: `progress(rows_done, rows_total)`.
+    pub progress: &'a (dyn Fn(u64, u64) + Sync),
+}
+
 /// What `setup` did, ready to print.
 #[derive(Clone, Debug)]
 pub struct SetupReport {
@@ -150,14 +159,8 @@ pub trait Database {
     }
 
     /// Loads the SLOB schema `spec` describes (a present, identical layout
-    /// is reused). `progress(rows_done, rows_total)` is called as rows load;
-    /// `stop` ends the load early.
-    fn setup(
-        &mut self,
-        spec: &LayoutSpec,
-        stop: &AtomicBool,
-        progress: &(dyn Fn(u64, u64) + Sync),
-    ) -> Result<SetupReport, DbError>;
+    /// is reused), reporting to and stopped by `loading`.
+    fn setup(&mut self, spec: &LayoutSpec, loading: Loading) -> Result<SetupReport, DbError>;
 
     /// The layout present; a usage error when there is none or it is incomplete.
     fn layout(&mut self) -> Result<Layout, DbError>;
