@@ -184,6 +184,17 @@ where
     interrupt(child)
 }
 
+/// Runs `iolens ARGS --output OUT`, presses Ctrl-C once its first second
+/// is measured and checks that it ended as interrupted (exit code 130, the
+/// result's status); that result.
+pub fn interrupted_run(args: &[&str], out: &Path) -> Value {
+    let code = interrupt_when(with_output(args, out), || has_timeseries_row(out));
+    assert_eq!(code, Some(130));
+    let r = load(out);
+    assert_eq!(r["status"], "interrupted");
+    r
+}
+
 /// A fresh directory under the target's scratch directory, removed on drop.
 pub fn scratch() -> tempfile::TempDir {
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
