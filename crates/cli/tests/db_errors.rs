@@ -32,22 +32,22 @@ fn sqlite_usage_errors_exit_2() {
     let p = d.path().join("sq");
     let p = p.to_str().unwrap();
     let sq = ["db", "run", "--db", "sqlite", "--path", p];
-    fails_with(&sq, 2, "no iolens SQLite schemas");
-    fails_with(&[&sq[..], &["--direct-io"]].concat(), 2, "--direct-io");
-    fails_with(&[&sq[..], &["--update-pct", "60"]].concat(), 2, "51-99");
-    fails_with(&[&sq[..], &["--sessions", "0"]].concat(), 2, "--sessions");
+    fails_with(sq, 2, "no iolens SQLite schemas");
+    fails_with([&sq[..], &["--direct-io"]].concat(), 2, "--direct-io");
+    fails_with([&sq[..], &["--update-pct", "60"]].concat(), 2, "51-99");
+    fails_with([&sq[..], &["--sessions", "0"]].concat(), 2, "--sessions");
     let setup = ["db", "setup", "--db", "sqlite", "--path", p];
-    fails_with(&[&setup[..], &["--schemas", "0"]].concat(), 2, "--schemas");
-    fails_with(&[&setup[..], &["--scale", "1"]].concat(), 2, "--scale");
+    fails_with([&setup[..], &["--schemas", "0"]].concat(), 2, "--schemas");
+    fails_with([&setup[..], &["--scale", "1"]].concat(), 2, "--scale");
     fails_with(
-        &[&setup[..], &["--scan-scale", "0"]].concat(),
+        [&setup[..], &["--scan-scale", "0"]].concat(),
         2,
         "--scan-scale",
     );
     fails_with(
-        &[&setup[..], &["--load-parallel", "0"]].concat(),
+        [&setup[..], &["--load-parallel", "0"]].concat(),
         2,
         "--load-parallel",
     );
-    fails_with(&["db", "run", "--db", "sqlite"], 2, "--path");
+    fails_with(["db", "run", "--db", "sqlite"], 2, "--path");
 }

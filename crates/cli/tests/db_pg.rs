@@ -80,18 +80,18 @@ fn bad_inputs_exit_2_with_one_line() {
     let none = root.join("none");
     let none_s = none.to_str().unwrap();
     fails_with(
-        &["db", "run", "--pg-dir", none_s, "--update-pct", "60"],
+        ["db", "run", "--pg-dir", none_s, "--update-pct", "60"],
         2,
         "51-99",
     );
-    fails_with(&["db", "run", "--pg-dir", none_s], 2, "no iolens cluster");
+    fails_with(["db", "run", "--pg-dir", none_s], 2, "no iolens cluster");
     fails_with(
-        &["db", "teardown", "--pg-dir", none_s],
+        ["db", "teardown", "--pg-dir", none_s],
         2,
         "no iolens cluster",
     );
     fails_with(
-        &[
+        [
             "db",
             "run",
             "--dsn",
@@ -102,9 +102,9 @@ fn bad_inputs_exit_2_with_one_line() {
         2,
         "cannot connect",
     );
-    fails_with(&["db", "run", "--dsn", "port=notanumber"], 2, "--dsn");
+    fails_with(["db", "run", "--dsn", "port=notanumber"], 2, "--dsn");
     fails_with(
-        &[
+        [
             "db",
             "setup",
             "--pg-dir",
@@ -121,7 +121,7 @@ fn bad_inputs_exit_2_with_one_line() {
     fs::create_dir_all(&foreign).unwrap();
     fs::write(foreign.join("precious"), b"data").unwrap();
     fails_with(
-        &["db", "setup", "--pg-dir", foreign.to_str().unwrap()],
+        ["db", "setup", "--pg-dir", foreign.to_str().unwrap()],
         2,
         "not empty",
     );
@@ -401,7 +401,7 @@ fn an_os_cache_limit_puts_the_server_in_a_memory_cgroup_and_removes_it() {
     let root = scratch("cgroup");
     let pg = root.join("pg");
     let pg_s = pg.to_str().unwrap();
-    json_out(&[
+    json_out([
         "db",
         "setup",
         "--pg-dir",
