@@ -38,6 +38,19 @@ fn assess(db: &str, dir: &Path, out: &Path, secs: u64) -> (i32, String, Value) {
     )
 }
 
+/// No PostgreSQL server of an assessment is left running.
+fn assert_no_server_left() {
+    let ps = std::process::Command::new("sh")
+        .args(["-c", "pgrep -af 'postgres.*[.]iolens-assess' || true"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&ps.stdout).trim().is_empty(),
+        "processes left: {}",
+        String::from_utf8_lossy(&ps.stdout)
+    );
+}
+
 fn check(db: &str) {
     let d = scratch();
     let work = d.path().join("storage");
@@ -99,16 +112,7 @@ fn assess_on_sqlite_then_postgres() {
         skip!("PostgreSQL server binaries are not installed (apt-get install postgresql)");
     }
     check("postgres");
-    // No server left running.
-    let ps = std::process::Command::new("sh")
-        .args(["-c", "pgrep -af 'postgres.*[.]iolens-assess' || true"])
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&ps.stdout).trim().is_empty(),
-        "processes left: {}",
-        String::from_utf8_lossy(&ps.stdout)
-    );
+    assert_no_server_left();
 }
 
 /// Ctrl-C in the middle of the database part: a valid `interrupted` result,
@@ -161,13 +165,5 @@ fn an_interrupted_assessment_leaves_nothing_behind() {
         0,
         "files left in the assessed directory"
     );
-    let ps = std::process::Command::new("sh")
-        .args(["-c", "pgrep -af 'postgres.*[.]iolens-assess' || true"])
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&ps.stdout).trim().is_empty(),
-        "processes left: {}",
-        String::from_utf8_lossy(&ps.stdout)
-    );
+    assert_no_server_left();
 }

@@ -9,7 +9,6 @@ use serde_json::Value;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -40,25 +39,16 @@ fn calibrate_on_a_real_file_reports_figures_spread_and_ladders() {
     let _disk = one_at_a_time();
     let d = scratch_in("calibrate", "file");
     let out = d.join("out");
-    let assert = iolens()
-        .args(["calibrate", "--target"])
-        .arg(d.join("data"))
-        .args([
-            "--size",
-            "64m",
-            "--trials",
-            "2",
-            "--step-time",
-            "300ms",
-            "--ramp",
-            "100ms",
-        ])
-        .args(["--max-outstanding", "8", "--output"])
-        .arg(&out)
-        .arg("-q")
-        .assert()
-        .success();
-    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    let args = [
+        &["--size", "64m", "--trials", "2", "--step-time", "300ms"][..],
+        &["--ramp", "100ms", "--max-outstanding", "8", "-q"],
+    ];
+    let stdout = succeeds(on_target(
+        "calibrate",
+        &d.join("data"),
+        &args.concat(),
+        &out,
+    ));
     let doc = load(&out);
     assert_eq!(doc["kind"], "calibrate");
     assert_eq!(doc["status"], "ok");
@@ -153,10 +143,8 @@ fn num_disks_only_moves_the_start_and_an_unmet_latency_limit_is_explained() {
     let d = scratch_in("calibrate", "limit");
     fs::create_dir_all(&d).unwrap();
     let out = d.join("out");
-    iolens()
-        .args(["calibrate", "--target"])
-        .arg(d.join("data"))
-        .args([
+    let args = [
+        &[
             "--size",
             "16m",
             "--trials",
@@ -165,20 +153,23 @@ fn num_disks_only_moves_the_start_and_an_unmet_latency_limit_is_explained() {
             "200ms",
             "--ramp",
             "0s",
-        ])
-        .args([
+        ][..],
+        &[
             "--num-disks",
             "4",
             "--max-latency",
             "1us",
             "--max-outstanding",
             "16",
-        ])
-        .arg("--output")
-        .arg(&out)
-        .arg("-q")
-        .assert()
-        .success();
+            "-q",
+        ],
+    ];
+    succeeds(on_target(
+        "calibrate",
+        &d.join("data"),
+        &args.concat(),
+        &out,
+    ));
     let doc = load(&out);
     let small: Vec<u64> = steps(&doc, 1, "small")
         .iter()
@@ -204,26 +195,19 @@ fn bad_input_is_one_clear_line_and_exit_2() {
     let d = scratch_in("calibrate", "bad");
     let data = d.join("data");
     fs::write(&data, vec![7u8; 1 << 20]).unwrap();
-    let cases: Vec<(Vec<String>, &str)> = vec![
-        (vec!["--trials".into(), "0".into()], "--trials"),
-        (vec!["--engine".into(), "null".into()], "io_uring"),
-        (vec!["--max-latency".into(), "0s".into()], "--max-latency"),
-        (vec!["--small-bs".into(), "3000".into()], "--small-bs 3000"),
-        (vec!["--large-bs".into(), "4m".into()], "too small"),
+    let cases: [(&[&str], &str); 5] = [
+        (&["--trials", "0"], "--trials"),
+        (&["--engine", "null"], "io_uring"),
+        (&["--max-latency", "0s"], "--max-latency"),
+        (&["--small-bs", "3000"], "--small-bs 3000"),
+        (&["--large-bs", "4m"], "too small"),
     ];
     for (extra, want) in cases {
-        let out = iolens()
-            .args(["calibrate", "--target"])
-            .arg(&data)
-            .args(&extra)
-            .arg("--output")
-            .arg(d.join("never"))
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
-        assert!(err.contains(want), "{extra:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        fails_with(
+            on_target("calibrate", &data, extra, &d.join("never")),
+            2,
+            want,
+        );
         assert!(!d.join("never").join("result.json").exists());
     }
     let out = iolens()
@@ -240,42 +224,16 @@ fn an_interrupt_keeps_what_was_measured() {
     let _disk = one_at_a_time();
     let d = scratch_in("calibrate", "interrupt");
     let out = d.join("out");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iolens"))
-        .args(["calibrate", "--target"])
-        .arg(d.join("data"))
-        .args([
-            "--size",
-            "16m",
-            "--step-time",
-            "300ms",
-            "--ramp",
-            "0s",
-            "--trials",
-            "5",
-        ])
-        .arg("--output")
-        .arg(&out)
-        .arg("-q")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Wait for the first finished step, then interrupt.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Ok(text) = fs::read_to_string(out.join("result.json")) {
-            let doc: Value = serde_json::from_str(&text).unwrap();
-            if doc["ladder"].as_array().is_some_and(|l| !l.is_empty()) {
-                break;
-            }
-        }
-        assert!(Instant::now() < deadline, "no step finished");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
+    let args = [
+        &["--size", "16m", "--step-time", "300ms", "--ramp", "0s"][..],
+        &["--trials", "5", "-q"],
+    ];
+    // Interrupted once the first step has finished.
+    let code = interrupt_when(
+        on_target("calibrate", &d.join("data"), &args.concat(), &out),
+        || has_entries(&out, "ladder", 1),
+    );
+    assert_eq!(code, Some(130));
     let doc = load(&out);
     assert_eq!(doc["status"], "interrupted");
     assert!(!doc["ladder"].as_array().unwrap().is_empty());

@@ -1,78 +1,53 @@
 //! Bad input to `iolens db` exits 2 with one line naming what to fix, for
 //! every database.
 
-use assert_cmd::Command;
-use std::fs;
+mod common;
+use common::*;
 
-fn fails_with(args: &[&str], code: i32, needle: &str) {
-    let out = Command::cargo_bin("iolens")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "iolens {args:?}: {err}");
-    assert!(
-        err.contains(needle),
-        "iolens {args:?}: '{needle}' not in: {err}"
-    );
-    assert_eq!(err.trim().lines().count(), 1, "one line expected: {err}");
-}
+use std::fs;
 
 /// A --path that cannot be created used to fail with exit 1 ("creating ...").
 #[test]
 fn sqlite_path_that_cannot_be_created_exits_2() {
-    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = scratch();
     let file = d.path().join("file");
     fs::write(&file, b"not a directory").unwrap();
     let under_file = file.join("sq");
-    let setup = |path: &str| {
+    let setup = |path| {
+        let small = ["--scale", "16", "--scan-scale", "1", "--quiet"];
         [
-            "db",
-            "setup",
-            "--db",
-            "sqlite",
-            "--path",
-            path,
-            "--scale",
-            "16",
-            "--scan-scale",
-            "1",
-            "--quiet",
+            &["db", "setup", "--db", "sqlite", "--path", path][..],
+            &small,
         ]
-        .map(String::from)
+        .concat()
     };
-    let a = setup(under_file.to_str().unwrap());
-    let a: Vec<&str> = a.iter().map(String::as_str).collect();
-    fails_with(&a, 2, "--path");
-    let a = setup(file.to_str().unwrap());
-    let a: Vec<&str> = a.iter().map(String::as_str).collect();
-    fails_with(&a, 2, "is not a directory");
+    fails_with(setup(under_file.to_str().unwrap()), 2, "--path");
+    fails_with(setup(file.to_str().unwrap()), 2, "is not a directory");
     assert_eq!(fs::read(&file).unwrap(), b"not a directory");
 }
 
 #[test]
 fn sqlite_usage_errors_exit_2() {
-    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = scratch();
     let p = d.path().join("sq");
     let p = p.to_str().unwrap();
     let sq = ["db", "run", "--db", "sqlite", "--path", p];
-    fails_with(&sq, 2, "no iolens SQLite schemas");
-    fails_with(&[&sq[..], &["--direct-io"]].concat(), 2, "--direct-io");
-    fails_with(&[&sq[..], &["--update-pct", "60"]].concat(), 2, "51-99");
-    fails_with(&[&sq[..], &["--sessions", "0"]].concat(), 2, "--sessions");
+    fails_with(sq, 2, "no iolens SQLite schemas");
+    fails_with([&sq[..], &["--direct-io"]].concat(), 2, "--direct-io");
+    fails_with([&sq[..], &["--update-pct", "60"]].concat(), 2, "51-99");
+    fails_with([&sq[..], &["--sessions", "0"]].concat(), 2, "--sessions");
     let setup = ["db", "setup", "--db", "sqlite", "--path", p];
-    fails_with(&[&setup[..], &["--schemas", "0"]].concat(), 2, "--schemas");
-    fails_with(&[&setup[..], &["--scale", "1"]].concat(), 2, "--scale");
+    fails_with([&setup[..], &["--schemas", "0"]].concat(), 2, "--schemas");
+    fails_with([&setup[..], &["--scale", "1"]].concat(), 2, "--scale");
     fails_with(
-        &[&setup[..], &["--scan-scale", "0"]].concat(),
+        [&setup[..], &["--scan-scale", "0"]].concat(),
         2,
         "--scan-scale",
     );
     fails_with(
-        &[&setup[..], &["--load-parallel", "0"]].concat(),
+        [&setup[..], &["--load-parallel", "0"]].concat(),
         2,
         "--load-parallel",
     );
-    fails_with(&["db", "run", "--db", "sqlite"], 2, "--path");
+    fails_with(["db", "run", "--db", "sqlite"], 2, "--path");
 }

@@ -9,8 +9,7 @@ use common::*;
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Whether every directory down to `p` can be entered by others (the
 /// managed server runs as the `postgres` user when the tests run as root).
@@ -69,26 +68,10 @@ fn processes_in(dir: &Path) -> Vec<u32> {
         .collect()
 }
 
-fn json_out(args: &[&str]) -> Value {
-    let out = iolens().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "iolens {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
-}
-
-fn fails_with(args: &[&str], code: i32, needle: &str) {
-    let out = iolens().args(args).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "iolens {args:?}: {err}");
-    assert!(
-        err.contains(needle),
-        "iolens {args:?}: '{needle}' not in: {err}"
-    );
-    assert_eq!(err.trim().lines().count(), 1, "one line expected: {err}");
+/// `db run` without warmup, for `runtime`, then `rest`.
+fn db_run<'a>(runtime: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let run = ["db", "run", "--runtime", runtime, "--warmup", "0s"];
+    [&run[..], rest].concat()
 }
 
 #[test]
@@ -97,18 +80,18 @@ fn bad_inputs_exit_2_with_one_line() {
     let none = root.join("none");
     let none_s = none.to_str().unwrap();
     fails_with(
-        &["db", "run", "--pg-dir", none_s, "--update-pct", "60"],
+        ["db", "run", "--pg-dir", none_s, "--update-pct", "60"],
         2,
         "51-99",
     );
-    fails_with(&["db", "run", "--pg-dir", none_s], 2, "no iolens cluster");
+    fails_with(["db", "run", "--pg-dir", none_s], 2, "no iolens cluster");
     fails_with(
-        &["db", "teardown", "--pg-dir", none_s],
+        ["db", "teardown", "--pg-dir", none_s],
         2,
         "no iolens cluster",
     );
     fails_with(
-        &[
+        [
             "db",
             "run",
             "--dsn",
@@ -119,9 +102,9 @@ fn bad_inputs_exit_2_with_one_line() {
         2,
         "cannot connect",
     );
-    fails_with(&["db", "run", "--dsn", "port=notanumber"], 2, "--dsn");
+    fails_with(["db", "run", "--dsn", "port=notanumber"], 2, "--dsn");
     fails_with(
-        &[
+        [
             "db",
             "setup",
             "--pg-dir",
@@ -138,7 +121,7 @@ fn bad_inputs_exit_2_with_one_line() {
     fs::create_dir_all(&foreign).unwrap();
     fs::write(foreign.join("precious"), b"data").unwrap();
     fails_with(
-        &["db", "setup", "--pg-dir", foreign.to_str().unwrap()],
+        ["db", "setup", "--pg-dir", foreign.to_str().unwrap()],
         2,
         "not empty",
     );
@@ -152,18 +135,6 @@ fn bad_inputs_exit_2_with_one_line() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
     }
     fs::remove_dir_all(&root).unwrap();
-}
-
-/// Waits until `f` holds (up to `limit`).
-fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + limit;
-    while Instant::now() < until {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    false
 }
 
 fn status_of(result: &Path) -> String {
@@ -181,19 +152,16 @@ fn managed_cluster_end_to_end() {
     let pg = root.join("pg");
     let pg_s = pg.to_str().unwrap().to_string();
     let pg_dir = ["--pg-dir", pg_s.as_str(), "--cache", "128k"];
+    // `db SUB REST...` on the managed cluster.
     let with = |rest: &[&str]| -> Vec<String> {
         let mut v: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
         v.splice(2..2, pg_dir.iter().map(|s| s.to_string()));
         v
     };
-    let run = |rest: &[&str]| -> Value {
-        let args = with(rest);
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        json_out(&a)
-    };
+    let run = |rest: &[&str]| json_out(with(rest));
 
     // Setup: one row per page, keys in random physical order.
-    let s = run(&[
+    let setup = [
         "db",
         "setup",
         "--schemas",
@@ -202,7 +170,8 @@ fn managed_cluster_end_to_end() {
         "2000",
         "--json",
         "-q",
-    ]);
+    ];
+    let s = run(&setup);
     let schemas = s["report"]["schemas"].as_array().unwrap();
     assert_eq!(schemas.len(), 2);
     for sc in schemas {
@@ -217,31 +186,15 @@ fn managed_cluster_end_to_end() {
         "setup left the server running"
     );
     // Idempotent; a different layout needs --reload; not enough disk is refused.
-    let again = run(&[
-        "db",
-        "setup",
-        "--schemas",
-        "2",
-        "--scale",
-        "2000",
-        "--json",
-        "-q",
-    ]);
+    let again = run(&setup);
     assert_eq!(again["report"]["reused"], true);
-    let args = with(&["db", "setup", "--schemas", "2", "--scale", "3000"]);
-    let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    fails_with(&a, 2, "--reload");
-    let args = with(&[
-        "db",
-        "setup",
-        "--schemas",
-        "2",
-        "--scale",
-        "100T",
-        "--reload",
-    ]);
-    let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    fails_with(&a, 2, "not enough disk");
+    let other = |scale| ["db", "setup", "--schemas", "2", "--scale", scale];
+    fails_with(with(&other("3000")), 2, "--reload");
+    fails_with(
+        with(&[&other("100T")[..], &["--reload"]].concat()),
+        2,
+        "not enough disk",
+    );
     assert!(processes_in(&pg).is_empty());
     let version = s["version"].as_str().unwrap();
     let major: u32 = version
@@ -250,30 +203,30 @@ fn managed_cluster_end_to_end() {
         .and_then(|v| v.split('.').next()?.parse().ok())
         .unwrap();
     if major < 16 {
-        let args = with(&["db", "run", "--direct-io", "--runtime", "1s"]);
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        fails_with(&a, 2, "16 or newer");
+        fails_with(
+            with(&["db", "run", "--direct-io", "--runtime", "1s"]),
+            2,
+            "16 or newer",
+        );
         assert!(processes_in(&pg).is_empty());
     }
 
     // Read-only run: a plain index scan, physical reads seen at the device.
     let out1 = root.join("r1");
-    let r = run(&[
-        "db",
-        "run",
-        "--sessions",
-        "4",
-        "--update-pct",
-        "0",
-        "--runtime",
+    let o1 = out1.to_str().unwrap();
+    let r = run(&db_run(
         "3s",
-        "--warmup",
-        "0s",
-        "--output",
-        out1.to_str().unwrap(),
-        "--json",
-        "-q",
-    ]);
+        &[
+            "--sessions",
+            "4",
+            "--update-pct",
+            "0",
+            "--output",
+            o1,
+            "--json",
+            "-q",
+        ],
+    ));
     assert_eq!(r["kind"], "db");
     assert_eq!(r["status"], "ok");
     assert_eq!(r["plan"]["plain_index_scan"], true, "{}", r["plan"]);
@@ -320,26 +273,16 @@ fn managed_cluster_end_to_end() {
     );
 
     // Updates: exactly 20 per window of 100 loops, per session.
-    let r = run(&[
-        "db",
-        "run",
-        "--sessions",
-        "2",
-        "--update-pct",
-        "20",
-        "--work-loop",
-        "200",
-        "--runtime",
-        "5m",
-        "--warmup",
-        "0s",
+    let o2 = root.join("r2");
+    let heavy = [
         "--redo-stress",
         "heavy",
         "--output",
-        root.join("r2").to_str().unwrap(),
+        o2.to_str().unwrap(),
         "--json",
         "-q",
-    ]);
+    ];
+    let r = run(&db_run("5m", &[EXACT_MIX, &heavy].concat()));
     assert_eq!(r["status"], "ok");
     let per = r["summary"]["per_session_ops"].as_array().unwrap();
     assert_eq!(per.len(), 2);
@@ -351,28 +294,14 @@ fn managed_cluster_end_to_end() {
 
     // The server dies mid-run: a failed result with what was measured, nothing left.
     let out3 = root.join("r3");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iolens"))
-        .args(with(&[
-            "db",
-            "run",
-            "--sessions",
-            "2",
-            "--runtime",
-            "60s",
-            "--warmup",
-            "0s",
-            "--output",
-            out3.to_str().unwrap(),
-            "-q",
-        ]))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    assert!(wait_for(Duration::from_secs(60), || fs::read_to_string(
-        out3.join("timeseries.csv")
-    )
-    .is_ok_and(|t| t.lines().count() >= 2)));
+    let o3 = out3.to_str().unwrap();
+    let mut child = start(with(&db_run(
+        "60s",
+        &["--sessions", "2", "--output", o3, "-q"],
+    )));
+    assert!(wait_for(Duration::from_secs(60), || has_timeseries_row(
+        &out3
+    )));
     let pm: i32 = fs::read_to_string(pg.join("data/postmaster.pid"))
         .unwrap()
         .lines()
@@ -394,33 +323,10 @@ fn managed_cluster_end_to_end() {
 
     // Ctrl-C: an interrupted result, the server stopped.
     let out4 = root.join("r4");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iolens"))
-        .args(with(&[
-            "db",
-            "run",
-            "--sessions",
-            "2",
-            "--runtime",
-            "60s",
-            "--warmup",
-            "0s",
-            "--keep",
-            "--output",
-            out4.to_str().unwrap(),
-            "-q",
-        ]))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    assert!(wait_for(Duration::from_secs(60), || fs::read_to_string(
-        out4.join("timeseries.csv")
-    )
-    .is_ok_and(|t| t.lines().count() >= 2)));
-    // SAFETY: kill has no memory-safety preconditions.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let st = child.wait().unwrap();
-    assert_eq!(st.code(), Some(130));
+    let o4 = out4.to_str().unwrap();
+    let keep = ["--sessions", "2", "--keep", "--output", o4, "-q"];
+    let code = interrupt_when(with(&db_run("60s", &keep)), || has_timeseries_row(&out4));
+    assert_eq!(code, Some(130));
     assert_eq!(status_of(&out4), "interrupted");
     assert!(
         processes_in(&pg).is_empty(),
@@ -428,21 +334,19 @@ fn managed_cluster_end_to_end() {
     );
 
     // --keep leaves the server for later runs; teardown removes everything.
-    let r = run(&[
-        "db",
-        "run",
-        "--sessions",
-        "1",
-        "--runtime",
+    let o5 = root.join("r5");
+    let r = run(&db_run(
         "1s",
-        "--warmup",
-        "0s",
-        "--keep",
-        "--output",
-        root.join("r5").to_str().unwrap(),
-        "--json",
-        "-q",
-    ]);
+        &[
+            "--sessions",
+            "1",
+            "--keep",
+            "--output",
+            o5.to_str().unwrap(),
+            "--json",
+            "-q",
+        ],
+    ));
     assert_eq!(r["status"], "ok");
     assert!(
         !processes_in(&pg).is_empty(),
@@ -456,24 +360,16 @@ fn managed_cluster_end_to_end() {
         state["running"]["socket_dir"].as_str().unwrap(),
         state["port"]
     );
-    let r = json_out(&[
-        "db",
-        "run",
-        "--dsn",
-        &dsn,
-        "--sessions",
-        "2",
-        "--update-pct",
-        "10",
-        "--runtime",
+    let o6 = root.join("r6");
+    let existing = ["--dsn", &dsn, "--sessions", "2", "--update-pct", "10"];
+    let r = json_out(db_run(
         "1s",
-        "--warmup",
-        "0s",
-        "--output",
-        root.join("r6").to_str().unwrap(),
-        "--json",
-        "-q",
-    ]);
+        &[
+            &existing[..],
+            &["--output", o6.to_str().unwrap(), "--json", "-q"],
+        ]
+        .concat(),
+    ));
     assert_eq!(r["status"], "ok");
     assert_eq!(r["config"]["server"]["managed"], false);
     assert!(r["summary"]["db"]["physical_reads"].as_u64().unwrap() > 0);
@@ -505,7 +401,7 @@ fn an_os_cache_limit_puts_the_server_in_a_memory_cgroup_and_removes_it() {
     let root = scratch("cgroup");
     let pg = root.join("pg");
     let pg_s = pg.to_str().unwrap();
-    json_out(&[
+    json_out([
         "db",
         "setup",
         "--pg-dir",
@@ -521,28 +417,27 @@ fn an_os_cache_limit_puts_the_server_in_a_memory_cgroup_and_removes_it() {
         "--json",
         "-q",
     ]);
-    let r = json_out(&[
-        "db",
-        "run",
+    let out = root.join("r");
+    let limited = [
         "--pg-dir",
         pg_s,
         "--cache",
         "128k",
         "--os-cache-limit",
         "4M",
+    ];
+    let read_only = [
         "--sessions",
         "2",
         "--update-pct",
         "0",
-        "--runtime",
-        "2s",
-        "--warmup",
-        "0s",
         "--output",
-        root.join("r").to_str().unwrap(),
-        "--json",
-        "-q",
-    ]);
+        out.to_str().unwrap(),
+    ];
+    let r = json_out(db_run(
+        "2s",
+        &[&limited[..], &read_only, &["--json", "-q"]].concat(),
+    ));
     assert_eq!(r["status"], "ok");
     let cg = r["config"]["server"]["cgroup"]["path"]
         .as_str()

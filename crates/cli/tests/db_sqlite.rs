@@ -4,34 +4,21 @@
 mod common;
 use common::*;
 
-use serde_json::Value;
 use std::fs;
+
+/// `db SUB --db sqlite --path REST...`.
+fn sqlite<'a>(sub: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    [&["db", sub, "--db", "sqlite", "--path"][..], rest].concat()
+}
 
 #[test]
 fn setup_and_run_on_sqlite_with_device_proof() {
     let d = scratch();
     let path = d.path().join("sq");
     let p = path.to_str().unwrap();
-    let o = iolens()
-        .args([
-            "db",
-            "setup",
-            "--db",
-            "sqlite",
-            "--path",
-            p,
-            "--schemas",
-            "2",
-            "--scale",
-            "2000",
-            "--scan-scale",
-            "16",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let setup: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let layout = |scale| sqlite("setup", &[p, "--schemas", "2", "--scale", scale]);
+    let same_layout = [&layout("2000")[..], &["--scan-scale", "16", "--json"]].concat();
+    let setup = json_out(&same_layout);
     for l in setup["layout"].as_array().unwrap() {
         assert_eq!(l["rows"], 2000);
         assert!(
@@ -44,77 +31,28 @@ fn setup_and_run_on_sqlite_with_device_proof() {
         );
     }
     // Idempotent: the same layout is reused, a different one needs --reload.
-    let o = iolens()
-        .args([
-            "db",
-            "setup",
-            "--db",
-            "sqlite",
-            "--path",
-            p,
-            "--schemas",
-            "2",
-            "--scale",
-            "2000",
-            "--scan-scale",
-            "16",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success());
-    let again: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let again = json_out(&same_layout);
     assert_eq!(
         again["loaded"].as_array().unwrap().len(),
         0,
         "layout reloaded instead of reused"
     );
-    let o = iolens()
-        .args([
-            "db",
-            "setup",
-            "--db",
-            "sqlite",
-            "--path",
-            p,
-            "--schemas",
-            "2",
-            "--scale",
-            "3000",
-        ])
-        .output()
-        .unwrap();
+    let o = iolens().args(layout("3000")).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--reload"));
 
     let out = d.path().join("r");
-    let o = iolens()
-        .args([
-            "db",
-            "run",
-            "--db",
-            "sqlite",
-            "--path",
-            p,
-            "--sessions",
-            "2",
-            "--update-pct",
-            "20",
-            "--work-loop",
-            "200",
-            "--runtime",
-            "60s",
-            "--warmup",
-            "0s",
-            "--cache",
-            "128k",
-            "--quiet",
-            "--output",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let opts = [
+        "--runtime",
+        "60s",
+        "--warmup",
+        "0s",
+        "--cache",
+        "128k",
+        "--quiet",
+    ];
+    let run = [&sqlite("run", &[p])[..], EXACT_MIX, &opts].concat();
+    succeeds(with_output(&run, &out));
     let r = load(&out);
     assert_eq!(r["kind"], "db");
     assert_eq!(r["status"], "ok");
@@ -167,43 +105,17 @@ fn sqlite_bad_input_is_refused_without_touching_files() {
     let big = big.to_str().unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
-            vec![
-                "db", "setup", "--db", "sqlite", "--path", p, "--scale", "100",
-            ],
+            sqlite("setup", &[p, "--scale", "100"]),
             "not an iolens schema",
         ),
-        (
-            vec![
-                "db",
-                "run",
-                "--db",
-                "sqlite",
-                "--path",
-                p,
-                "--update-pct",
-                "60",
-            ],
-            "51-99",
-        ),
-        (
-            vec!["db", "run", "--db", "sqlite", "--path", p],
-            "incomplete",
-        ),
+        (sqlite("run", &[p, "--update-pct", "60"]), "51-99"),
+        (sqlite("run", &[p]), "incomplete"),
         (vec!["db", "run", "--db", "sqlite"], "--path"),
         (vec!["db", "run"], "--pg-dir"),
-        (
-            vec![
-                "db", "setup", "--db", "sqlite", "--path", big, "--scale", "100t",
-            ],
-            "space",
-        ),
+        (sqlite("setup", &[big, "--scale", "100t"]), "space"),
     ];
     for (args, want) in cases {
-        let o = iolens().args(&args).output().unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(want), "{args:?}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        fails_with(&args, 2, want);
     }
     assert_eq!(
         fs::read(&foreign).unwrap(),

@@ -3,37 +3,19 @@
 
 mod common;
 
-use common::{iolens, load, scratch};
+use common::{interrupted_run, iolens, run_quietly, scratch};
 use serde_json::Value;
 use std::path::Path;
-use std::process::Stdio;
-use std::time::Duration;
 
 /// `iolens run --engine fault ARGS` (another `--engine` in ARGS replaces
 /// it): (exit code, stdout, stderr, result.json if any).
 fn fault_run(dir: &Path, args: &[&str]) -> (i32, String, String, Option<Value>) {
-    let out = dir.join("r");
     let engine: &[&str] = if args.contains(&"--engine") {
         &[]
     } else {
         &["--engine", "fault"]
     };
-    let o = iolens()
-        .arg("run")
-        .args(engine)
-        .args(args)
-        .arg("--output")
-        .arg(&out)
-        .arg("--quiet")
-        .output()
-        .unwrap();
-    let res = out.join("result.json").exists().then(|| load(&out));
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-        res,
-    )
+    run_quietly(&dir.join("r"), &[engine, args].concat())
 }
 
 #[test]
@@ -120,29 +102,17 @@ fn added_latency_shows_in_the_latency_figures() {
 fn ctrl_c_interrupts_a_slowed_fault_run() {
     let d = scratch();
     let out = d.path().join("int");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iolens"))
-        .args([
-            "run",
-            "--engine",
-            "fault",
-            "--fault-delay",
-            "1ms",
-            "--runtime",
-            "60s",
-            "--quiet",
-            "--output",
-        ])
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: a signal to the child this test started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert_eq!(child.wait().unwrap().code(), Some(130));
-    let r = load(&out);
-    assert_eq!(r["status"], "interrupted");
+    let args = [
+        "run",
+        "--engine",
+        "fault",
+        "--fault-delay",
+        "1ms",
+        "--runtime",
+        "60s",
+        "--quiet",
+    ];
+    let r = interrupted_run(&args, &out);
     assert!(r["summary"]["read"]["ops"].as_u64().unwrap() > 0);
     assert!(r["summary"]["measured_s"].as_f64().unwrap() < 10.0);
 }

@@ -8,8 +8,6 @@ use common::*;
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 /// The ORION file of `dir` ending in `suffix` (`_iops.csv`, ...), checking the
 /// `<test>_<YYYYMMDD_HHMM>` prefix.
@@ -60,22 +58,8 @@ fn point(doc: &Value, small: u64, large: u64) -> &Value {
 fn simple_run_writes_orions_files() {
     let d = scratch_in("matrix", "simple");
     let out = d.join("out");
-    let assert = iolens()
-        .args(["matrix", "--target"])
-        .arg(d.join("lun"))
-        .args([
-            "--size",
-            "32m",
-            "--duration",
-            "300ms",
-            "--test",
-            "mytest",
-            "--output",
-        ])
-        .arg(&out)
-        .assert()
-        .success();
-    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    let args = ["--size", "32m", "--duration", "300ms", "--test", "mytest"];
+    let stdout = succeeds(on_target("matrix", &d.join("lun"), &args, &out));
     let doc = load(&out);
     assert_eq!(doc["kind"], "matrix");
     assert_eq!(doc["status"], "ok");
@@ -126,11 +110,9 @@ fn simple_run_writes_orions_files() {
 fn streams_of_a_point_run_at_the_same_time() {
     let d = scratch_in("matrix", "point");
     let out = d.join("out");
-    iolens()
-        .args(["matrix", "--target"])
-        .arg(d.join("lun"))
-        .args(["--size", "32m", "--run", "advanced", "--matrix", "point"])
-        .args([
+    let args = [
+        &["--size", "32m", "--run", "advanced", "--matrix", "point"][..],
+        &[
             "--num-small",
             "2",
             "--num-large",
@@ -138,13 +120,10 @@ fn streams_of_a_point_run_at_the_same_time() {
             "--duration",
             "1s",
             "-q",
-            "--cache-size",
-            "8m",
-            "--output",
-        ])
-        .arg(&out)
-        .assert()
-        .success();
+        ],
+        &["--cache-size", "8m"],
+    ];
+    succeeds(on_target("matrix", &d.join("lun"), &args.concat(), &out));
     let doc = load(&out);
     assert_eq!(doc["points"].as_array().unwrap().len(), 1);
     let p = point(&doc, 2, 1);
@@ -167,19 +146,17 @@ fn streams_of_a_point_run_at_the_same_time() {
 fn sequential_streams_with_writes_fill_a_detailed_matrix() {
     let d = scratch_in("matrix", "seq");
     let out = d.join("out");
-    iolens()
-        .args(["matrix", "--target"])
-        .arg(d.join("lun"))
-        .args(["--size", "64m", "--run", "advanced", "--matrix", "detailed"])
-        .args([
+    let args = [
+        &["--size", "64m", "--run", "advanced", "--matrix", "detailed"][..],
+        &[
             "--num-small",
             "2",
             "--num-large",
             "2",
             "--large-type",
             "seq",
-        ])
-        .args([
+        ],
+        &[
             "--num-streamio",
             "2",
             "--write",
@@ -187,11 +164,10 @@ fn sequential_streams_with_writes_fill_a_detailed_matrix() {
             "--duration",
             "300ms",
             "-q",
-        ])
-        .args(["--test", "seqw", "--output"])
-        .arg(&out)
-        .assert()
-        .success();
+        ],
+        &["--test", "seqw"],
+    ];
+    succeeds(on_target("matrix", &d.join("lun"), &args.concat(), &out));
     let doc = load(&out);
     assert_eq!(doc["summary"]["points_finished"], 8);
     let (cols, rows) = csv(&orion_file(&out, "seqw", "_iops.csv"));
@@ -257,18 +233,7 @@ fn impossible_matrices_and_bad_input_exit_2() {
     ];
     for (args, want) in cases {
         let out_dir = d.join("never");
-        let out = iolens()
-            .args(["matrix", "--target"])
-            .arg(&foreign)
-            .args(*args)
-            .arg("--output")
-            .arg(&out_dir)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(want), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        fails_with(on_target("matrix", &foreign, args, &out_dir), 2, want);
         assert!(!out_dir.join("result.json").exists(), "{args:?}");
     }
     // Nothing was written to the file iolens did not create.
@@ -279,38 +244,19 @@ fn impossible_matrices_and_bad_input_exit_2() {
 fn an_interrupt_keeps_the_finished_points() {
     let d = scratch_in("matrix", "interrupt");
     let out = d.join("out");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iolens"))
-        .args(["matrix", "--target"])
-        .arg(d.join("lun"))
-        .args([
-            "--size",
-            "32m",
-            "--run",
-            "normal",
-            "--duration",
-            "400ms",
-            "-q",
-            "--output",
-        ])
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Ok(text) = fs::read_to_string(out.join("result.json")) {
-            let doc: Value = serde_json::from_str(&text).unwrap();
-            if doc["points"].as_array().is_some_and(|p| p.len() >= 2) {
-                break;
-            }
-        }
-        assert!(Instant::now() < deadline, "no point finished");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let args = [
+        "--size",
+        "32m",
+        "--run",
+        "normal",
+        "--duration",
+        "400ms",
+        "-q",
+    ];
+    let code = interrupt_when(on_target("matrix", &d.join("lun"), &args, &out), || {
+        has_entries(&out, "points", 2)
+    });
+    assert_eq!(code, Some(130));
     let doc = load(&out);
     assert_eq!(doc["status"], "interrupted");
     let finished = doc["summary"]["points_finished"].as_u64().unwrap();

@@ -8,26 +8,23 @@ use std::fs;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::Duration;
 use tempfile::TempDir;
 
 /// Runs iolens with `args`, returning (exit code, stderr, result.json if any).
 fn run(dir: &Path, name: &str, args: &[&str]) -> (i32, String, Option<Value>) {
-    let out = dir.join(name);
-    let o = iolens()
-        .arg("run")
-        .args(args)
-        .arg("--output")
-        .arg(&out)
-        .arg("--quiet")
-        .output()
-        .unwrap();
-    let res = out.join("result.json").exists().then(|| load(&out));
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-        res,
-    )
+    let (code, _, stderr, res) = run_quietly(&dir.join(name), args);
+    (code, stderr, res)
+}
+
+/// Reads the first 64 MiB of target `t` with `engine` and the `extra`
+/// options, the result in a directory named after the engine.
+fn read_64m(d: &TempDir, t: &str, engine: &str, extra: &[&str]) -> (i32, String, Option<Value>) {
+    let args = [
+        &["--target", t, "--size", "64m", "--engine", engine][..],
+        extra,
+    ]
+    .concat();
+    run(d.path(), engine, &args)
 }
 
 fn target(dir: &TempDir, name: &str) -> String {
@@ -39,22 +36,7 @@ fn every_engine_reads_a_real_file_and_reports_the_schema() {
     let d = scratch();
     let t = target(&d, "data.dat");
     for (engine, qd) in [("psync", "1"), ("io_uring", "8"), ("null", "4")] {
-        let (code, err, res) = run(
-            d.path(),
-            engine,
-            &[
-                "--target",
-                &t,
-                "--size",
-                "64m",
-                "--engine",
-                engine,
-                "--qd",
-                qd,
-                "--runtime",
-                "1s",
-            ],
-        );
+        let (code, err, res) = read_64m(&d, &t, engine, &["--qd", qd, "--runtime", "1s"]);
         assert_eq!(code, 0, "{engine}: {err}");
         let r = res.unwrap();
         assert_eq!(r["schema"], "iolens.result/1");
@@ -267,30 +249,17 @@ fn ctrl_c_leaves_a_valid_interrupted_result() {
     let d = scratch();
     let t = target(&d, "i.dat");
     let out = d.path().join("int");
-    let bin = assert_cmd::cargo::cargo_bin("iolens");
-    let mut child = std::process::Command::new(bin)
-        .args([
-            "run",
-            "--target",
-            &t,
-            "--size",
-            "32m",
-            "--runtime",
-            "60s",
-            "--quiet",
-            "--output",
-        ])
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
-    let r = load(&out);
-    assert_eq!(r["status"], "interrupted");
+    let args = [
+        "run",
+        "--target",
+        &t,
+        "--size",
+        "32m",
+        "--runtime",
+        "60s",
+        "--quiet",
+    ];
+    let r = interrupted_run(&args, &out);
     let m = r["summary"]["measured_s"].as_f64().unwrap();
     assert!(m > 0.5 && m < 10.0, "measured {m}");
     assert!(r["summary"]["read"]["ops"].as_u64().unwrap() > 0);
@@ -303,22 +272,8 @@ fn rate_iops_holds_its_rate() {
     let d = scratch();
     let t = target(&d, "rate.dat");
     for engine in ["psync", "io_uring"] {
-        let (code, err, res) = run(
-            d.path(),
-            engine,
-            &[
-                "--target",
-                &t,
-                "--size",
-                "64m",
-                "--engine",
-                engine,
-                "--rate-iops",
-                "2000",
-                "--runtime",
-                "3s",
-            ],
-        );
+        let (code, err, res) =
+            read_64m(&d, &t, engine, &["--rate-iops", "2000", "--runtime", "3s"]);
         assert_eq!(code, 0, "{err}");
         let iops = res.unwrap()["summary"]["read"]["iops"].as_f64().unwrap();
         assert!(

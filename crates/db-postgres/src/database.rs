@@ -13,14 +13,13 @@ use iolens_db::pagecache::{self, Evicted};
 use iolens_db::report::Context;
 use iolens_db::run::Probes;
 use iolens_db::{
-    procs, Capabilities, Check, Database, DbError, Description, Layout, SetupReport,
+    procs, Capabilities, Check, Database, DbError, Description, Layout, Loading, SetupReport,
     WorkloadOptions, WorkloadSpec,
 };
 use postgres::Client;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::atomic::AtomicBool;
 
 /// Which server, and how a managed one is configured.
 #[derive(Clone, Debug, Default)]
@@ -259,18 +258,11 @@ impl Drop for PgDatabase {
 
 impl Database for PgDatabase {
     type Backend = PgBackend;
+    const CAPABILITIES: Capabilities = CAPABILITIES;
 
-    fn capabilities(&self) -> Capabilities {
-        CAPABILITIES
-    }
-
-    fn setup(
-        &mut self,
-        spec: &LayoutSpec,
-        stop: &AtomicBool,
-        progress: &(dyn Fn(u64, u64) + Sync),
-    ) -> Result<SetupReport, DbError> {
+    fn setup(&mut self, spec: &LayoutSpec, loading: Loading) -> Result<SetupReport, DbError> {
         self.admin()?;
+        let Loading { stop, progress } = loading;
         let report = layout::setup(&self.config, spec, self.data_dir.as_deref(), stop, progress)?;
         let bad: Vec<&str> = report
             .schemas
@@ -278,17 +270,13 @@ impl Database for PgDatabase {
             .filter(|s| s.max_rows_per_page != 1)
             .map(|s| s.schema.as_str())
             .collect();
-        Ok(SetupReport {
-            interrupted: report.interrupted,
-            json: self.layout_json(spec, &report),
-            text: layout_text(&self.label, &self.info, spec, &report),
-            failure: (!bad.is_empty()).then(|| {
-                format!(
-                    "layout check failed: {} hold more than one row per page",
-                    bad.join(", ")
-                )
-            }),
-        })
+        Ok(SetupReport::checked(
+            report.interrupted,
+            self.layout_json(spec, &report),
+            layout_text(&self.label, &self.info, spec, &report),
+            (!bad.is_empty())
+                .then(|| format!("{} hold more than one row per page", bad.join(", "))),
+        ))
     }
 
     fn layout(&mut self) -> Result<Layout, DbError> {

@@ -306,6 +306,47 @@ fn chown(path: &Path, who: &Option<RunAs>) -> Result<(), DbError> {
     Ok(())
 }
 
+/// Refuses a `dir` that exists, is not empty and holds no iolens cluster
+/// (iolens never writes into what it did not create).
+fn refuse_foreign(dir: &Path) -> Result<(), DbError> {
+    if dir.exists() {
+        let empty = fs::read_dir(dir)
+            .map_err(io_err("reading", dir))?
+            .next()
+            .is_none();
+        if !empty {
+            return Err(DbError::usage(format!(
+                "--pg-dir {} exists, is not empty and holds no iolens cluster; \
+                 choose a new or empty directory",
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Creates the cluster directory `dir` (searchable by the server's
+/// account), its private `data` directory and an empty `server.log`, owned
+/// by `run_as`: (the directory, resolved, and its data directory).
+fn create_dirs(dir: &Path, run_as: &Option<RunAs>) -> Result<(PathBuf, PathBuf), DbError> {
+    fs::create_dir_all(dir).map_err(io_err("creating", dir))?;
+    let dir = fs::canonicalize(dir).map_err(io_err("resolving", dir))?;
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755))
+        .map_err(io_err("setting the mode of", &dir))?;
+    if let Some(w) = run_as {
+        check_reachable(&dir, w)?;
+    }
+    let data = dir.join("data");
+    fs::create_dir(&data).map_err(io_err("creating", &data))?;
+    fs::set_permissions(&data, fs::Permissions::from_mode(0o700))
+        .map_err(io_err("setting the mode of", &data))?;
+    chown(&data, run_as)?;
+    let log = dir.join("server.log");
+    fs::write(&log, b"").map_err(io_err("creating", &log))?;
+    chown(&log, run_as)?;
+    Ok((dir, data))
+}
+
 impl ManagedCluster {
     /// The cluster directory.
     pub fn dir(&self) -> &Path {
@@ -354,53 +395,17 @@ impl ManagedCluster {
         if ManagedCluster::exists(dir) {
             let c = ManagedCluster::open(dir)?;
             if let Some(b) = pg_bin {
-                let bins = find_binaries(Some(b))?;
-                if bins.major != c.state.binaries.major {
-                    return Err(DbError::usage(format!(
-                        "the cluster in {} was created by PostgreSQL {}, --pg-bin has {}; \
-                         remove it with `iolens db teardown --pg-dir {}` first",
-                        dir.display(),
-                        c.state.binaries.major,
-                        bins.major,
-                        dir.display()
-                    )));
-                }
+                c.check_binaries(&find_binaries(Some(b))?)?;
             }
             return Ok(c);
         }
-        if dir.exists() {
-            let empty = fs::read_dir(dir)
-                .map_err(io_err("reading", dir))?
-                .next()
-                .is_none();
-            if !empty {
-                return Err(DbError::usage(format!(
-                    "--pg-dir {} exists, is not empty and holds no iolens cluster; \
-                     choose a new or empty directory",
-                    dir.display()
-                )));
-            }
-        }
+        refuse_foreign(dir)?;
         let binaries = find_binaries(pg_bin)?;
         let run_as = run_as_for_root();
-        fs::create_dir_all(dir).map_err(io_err("creating", dir))?;
-        let dir = fs::canonicalize(dir).map_err(io_err("resolving", dir))?;
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755))
-            .map_err(io_err("setting the mode of", &dir))?;
-        if let Some(w) = &run_as {
-            check_reachable(&dir, w)?;
-        }
-        let data = dir.join("data");
-        fs::create_dir(&data).map_err(io_err("creating", &data))?;
-        fs::set_permissions(&data, fs::Permissions::from_mode(0o700))
-            .map_err(io_err("setting the mode of", &data))?;
-        chown(&data, &run_as)?;
-        let log = dir.join("server.log");
-        fs::write(&log, b"").map_err(io_err("creating", &log))?;
-        chown(&log, &run_as)?;
+        let (dir, data) = create_dirs(dir, &run_as)?;
         let c = ManagedCluster {
-            dir: dir.clone(),
-            data: data.clone(),
+            dir,
+            data,
             state: ClusterState {
                 format: 1,
                 binaries,
@@ -411,15 +416,39 @@ impl ManagedCluster {
         };
         // The marker goes first, so that teardown can remove a half-made cluster.
         c.save()?;
-        let out = c
+        c.initdb()?;
+        Ok(c)
+    }
+
+    /// Refuses `bins` when they are of another major version than the
+    /// cluster's.
+    fn check_binaries(&self, bins: &PgBinaries) -> Result<(), DbError> {
+        if bins.major != self.state.binaries.major {
+            return Err(DbError::usage(format!(
+                "the cluster in {} was created by PostgreSQL {}, --pg-bin has {}; \
+                 remove it with `iolens db teardown --pg-dir {}` first",
+                self.dir.display(),
+                self.state.binaries.major,
+                bins.major,
+                self.dir.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Runs initdb in the data directory and makes its configuration
+    /// include the settings of the method.
+    fn initdb(&self) -> Result<(), DbError> {
+        let data = &self.data;
+        let out = self
             .command("initdb", None)
             .arg("-D")
-            .arg(&data)
+            .arg(data)
             .args(["-U", SUPERUSER, "--auth=trust", "-E", "UTF8", "--no-locale"])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .output()
-            .map_err(io_err("running initdb in", &data))?;
+            .map_err(io_err("running initdb in", data))?;
         if !out.status.success() {
             return Err(DbError::usage(format!(
                 "initdb failed in {}: {}",
@@ -431,7 +460,7 @@ impl ManagedCluster {
         let mut text = fs::read_to_string(&conf).map_err(io_err("reading", &conf))?;
         text.push_str("\n# The settings of the iolens method, rewritten at every start.\ninclude_if_exists = 'iolens.conf'\n");
         fs::write(&conf, text).map_err(io_err("writing", &conf))?;
-        Ok(c)
+        Ok(())
     }
 
     fn save(&self) -> Result<(), DbError> {
@@ -555,38 +584,15 @@ impl ManagedCluster {
                  use --os-cache-limit instead"
             )));
         }
-        if self.is_running() {
-            if let Some(r) = &self.state.running {
-                let want = settings_map(s, major, self.state.port, &r.socket_dir);
-                let same_cgroup = r.cgroup.as_ref().map(|c| c.limit_bytes)
-                    == s.os_cache_limit.map(|l| cgroup_limit(s, l));
-                if want == r.settings && same_cgroup {
-                    return Ok(false);
-                }
-            }
-            self.stop()?;
-        } else {
-            // Whatever a crash left (orphaned backends, socket dir, cgroup).
-            self.stop()?;
+        if self.is_running() && self.runs_with(s) {
+            return Ok(false);
         }
-        let socket = self.socket_dir();
-        if socket.exists() {
-            let _ = fs::remove_dir_all(&socket);
-        }
-        fs::create_dir(&socket).map_err(io_err("creating socket directory", &socket))?;
-        fs::set_permissions(&socket, fs::Permissions::from_mode(0o700))
-            .map_err(io_err("setting the mode of", &socket))?;
-        chown(&socket, &self.state.run_as)?;
+        // A server with other settings, or whatever a crash left (orphaned
+        // backends, socket dir, cgroup).
+        self.stop()?;
+        let socket = self.fresh_socket_dir()?;
         let settings = settings_map(s, major, self.state.port, &socket);
-        let mut conf = String::from(
-            "# Written by iolens at every server start: the SLOB method's settings.\n",
-        );
-        for (k, v) in &settings {
-            conf.push_str(&format!("{k} = {v}\n"));
-        }
-        let conf_path = self.data.join("iolens.conf");
-        fs::write(&conf_path, conf).map_err(io_err("writing", &conf_path))?;
-        chown(&conf_path, &self.state.run_as)?;
+        self.write_settings(&settings)?;
         let cgroup = match s.os_cache_limit {
             Some(l) => Some(MemCgroup::create(
                 &format!("{}", self.state.port),
@@ -600,9 +606,54 @@ impl ManagedCluster {
             cgroup: cgroup.clone(),
         });
         self.save()?;
+        self.pg_ctl_start(cgroup.as_ref())?;
+        self.ensure_database()?;
+        Ok(true)
+    }
+
+    /// Whether the running server was started with the settings and memory
+    /// limit of `s`.
+    fn runs_with(&self, s: &ServerSettings) -> bool {
+        self.state.running.as_ref().is_some_and(|r| {
+            let want = settings_map(s, self.state.binaries.major, self.state.port, &r.socket_dir);
+            let same_cgroup = r.cgroup.as_ref().map(|c| c.limit_bytes)
+                == s.os_cache_limit.map(|l| cgroup_limit(s, l));
+            want == r.settings && same_cgroup
+        })
+    }
+
+    /// The socket directory, emptied and owned by the server's account.
+    fn fresh_socket_dir(&self) -> Result<PathBuf, DbError> {
+        let socket = self.socket_dir();
+        if socket.exists() {
+            let _ = fs::remove_dir_all(&socket);
+        }
+        fs::create_dir(&socket).map_err(io_err("creating socket directory", &socket))?;
+        fs::set_permissions(&socket, fs::Permissions::from_mode(0o700))
+            .map_err(io_err("setting the mode of", &socket))?;
+        chown(&socket, &self.state.run_as)?;
+        Ok(socket)
+    }
+
+    /// Writes `settings` to `iolens.conf`, which `postgresql.conf` includes.
+    fn write_settings(&self, settings: &BTreeMap<String, String>) -> Result<(), DbError> {
+        let mut conf = String::from(
+            "# Written by iolens at every server start: the SLOB method's settings.\n",
+        );
+        for (k, v) in settings {
+            conf.push_str(&format!("{k} = {v}\n"));
+        }
+        let conf_path = self.data.join("iolens.conf");
+        fs::write(&conf_path, conf).map_err(io_err("writing", &conf_path))?;
+        chown(&conf_path, &self.state.run_as)
+    }
+
+    /// `pg_ctl start`, in `cgroup` if any; on failure the server is stopped
+    /// and the error quotes the end of its log.
+    fn pg_ctl_start(&mut self, cgroup: Option<&MemCgroup>) -> Result<(), DbError> {
         let log = self.log_path();
         let out = self
-            .command("pg_ctl", cgroup.as_ref())
+            .command("pg_ctl", cgroup)
             .arg("start")
             .arg("-D")
             .arg(&self.data)
@@ -626,8 +677,7 @@ impl ManagedCluster {
                 self.data.display()
             )));
         }
-        self.ensure_database()?;
-        Ok(true)
+        Ok(())
     }
 
     fn ensure_database(&self) -> Result<(), DbError> {

@@ -14,13 +14,13 @@ use iolens_db::pagecache::{self, Evicted};
 use iolens_db::report::Context;
 use iolens_db::run::Probes;
 use iolens_db::{
-    Capabilities, Check, Database, DbError, Description, Layout, LayoutSpec, SetupReport,
+    Capabilities, Check, Database, DbError, Description, Layout, LayoutSpec, Loading, SetupReport,
     WorkloadSpec,
 };
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Where the schema files live and how much each connection caches.
@@ -121,8 +121,7 @@ impl SqliteDatabase {
         &self,
         spec: &LayoutSpec,
         todo: &[u32],
-        stop: &AtomicBool,
-        progress: &(dyn Fn(u64, u64) + Sync),
+        Loading { stop, progress }: Loading,
     ) -> Result<(), DbError> {
         let total_rows = spec.scale * todo.len() as u64;
         let done = AtomicU64::new(0);
@@ -211,28 +210,15 @@ fn layout_text(
 
 impl Database for SqliteDatabase {
     type Backend = SqliteBackend;
+    const CAPABILITIES: Capabilities = CAPABILITIES;
 
-    fn capabilities(&self) -> Capabilities {
-        CAPABILITIES
-    }
-
-    fn setup(
-        &mut self,
-        spec: &LayoutSpec,
-        stop: &AtomicBool,
-        progress: &(dyn Fn(u64, u64) + Sync),
-    ) -> Result<SetupReport, DbError> {
+    fn setup(&mut self, spec: &LayoutSpec, loading: Loading) -> Result<SetupReport, DbError> {
         self.create_dir()?;
         let todo = self.to_load(spec)?;
         let t0 = Instant::now();
-        self.load(spec, &todo, stop, progress)?;
-        if stop.load(Ordering::Relaxed) {
-            return Ok(SetupReport {
-                interrupted: true,
-                json: serde_json::Value::Null,
-                text: String::new(),
-                failure: None,
-            });
+        self.load(spec, &todo, loading)?;
+        if loading.stop.load(Ordering::Relaxed) {
+            return Ok(SetupReport::interrupted());
         }
         let load_s = t0.elapsed().as_secs_f64();
         let dir = &self.dir;
@@ -240,18 +226,18 @@ impl Database for SqliteDatabase {
             .map(|n| slob::layout(dir, n))
             .collect::<Result<_, _>>()
             .map_err(|e| DbError::Server(format!("checking the layout: {e}")))?;
-        let failure = layouts.iter().find(|l| l.rows_per_page > 1.01).map(|l| {
+        let crowded = layouts.iter().find(|l| l.rows_per_page > 1.01).map(|l| {
             format!(
-                "layout check failed: schema {} holds {:.2} rows per page",
+                "schema {} holds {:.2} rows per page",
                 l.schema, l.rows_per_page
             )
         });
-        Ok(SetupReport {
-            interrupted: false,
-            json: json!({"db": "sqlite", "path": dir, "loaded": todo, "layout": layouts}),
-            text: layout_text(dir, spec, &todo, load_s, &layouts),
-            failure,
-        })
+        Ok(SetupReport::checked(
+            false,
+            json!({"db": "sqlite", "path": dir, "loaded": todo, "layout": layouts}),
+            layout_text(dir, spec, &todo, load_s, &layouts),
+            crowded,
+        ))
     }
 
     fn layout(&mut self) -> Result<Layout, DbError> {

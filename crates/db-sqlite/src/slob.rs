@@ -106,72 +106,24 @@ pub fn load_schema(
     stop: impl Fn() -> bool,
 ) -> Result<(), SqliteError> {
     let path = schema_path(dir, n);
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
-    let mut c = open(&path, 64 << 20, true)?;
-    let cols: Vec<String> = (1..=COLUMNS).map(|i| format!("c{i} TEXT")).collect();
-    c.execute_batch(&format!(
-        "CREATE TABLE cf (rid INTEGER PRIMARY KEY, key INTEGER NOT NULL, {}, filler TEXT);
-         CREATE TABLE cf_scan (rid INTEGER PRIMARY KEY, key INTEGER NOT NULL, {}, filler TEXT);
-         CREATE TABLE iolens_meta (k TEXT PRIMARY KEY, v TEXT);",
-        cols.join(", "),
-        cols.join(", ")
-    ))
-    .map_err(sql(&path))?;
-    // Keys 1..scale in a random order (Fisher-Yates with a seeded generator).
-    let mut keys: Vec<u64> = (1..=scale).collect();
-    let mut x = seed ^ (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    for i in (1..keys.len()).rev() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        keys.swap(i, (x % (i as u64 + 1)) as usize);
-    }
-    let colvals: Vec<String> = (0..COLUMNS)
-        .map(|i| text(seed + i as u64, COL_LEN))
-        .collect();
-    let filler = text(seed ^ 0xF111, FILLER_LEN);
-    let placeholders: Vec<String> = (3..3 + COLUMNS).map(|i| format!("?{i}")).collect();
-    let insert = |table: &str| {
-        format!(
-            "INSERT INTO {table} (key, {}, filler) VALUES (?1, {}, ?2)",
-            (1..=COLUMNS)
-                .map(|i| format!("c{i}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            placeholders.join(", ")
-        )
-    };
-    let batch = 2000;
-    for chunk in keys.chunks(batch) {
+    let mut c = create_tables(&path)?;
+    let rows = RowText::new(seed);
+    for chunk in shuffled_keys(scale, seed, n).chunks(2000) {
         if stop() {
             return Err(SqliteError::Other("interrupted while loading".into()));
         }
         let tx = c.transaction().map_err(sql(&path))?;
         {
-            let mut st = tx.prepare_cached(&insert("cf")).map_err(sql(&path))?;
-            for &k in chunk {
-                let mut p: Vec<&dyn rusqlite::ToSql> = vec![&k, &filler];
-                for v in &colvals {
-                    p.push(v);
-                }
-                st.execute(p.as_slice()).map_err(sql(&path))?;
-            }
+            let mut st = tx.prepare_cached(&insert_sql("cf")).map_err(sql(&path))?;
+            rows.insert(&mut st, chunk.iter().copied(), &path)?;
         }
         tx.commit().map_err(sql(&path))?;
         progress(chunk.len() as u64);
     }
     let tx = c.transaction().map_err(sql(&path))?;
     {
-        let mut st = tx.prepare(&insert("cf_scan")).map_err(sql(&path))?;
-        for k in 1..=scan_rows {
-            let mut p: Vec<&dyn rusqlite::ToSql> = vec![&k, &filler];
-            for v in &colvals {
-                p.push(v);
-            }
-            st.execute(p.as_slice()).map_err(sql(&path))?;
-        }
+        let mut st = tx.prepare(&insert_sql("cf_scan")).map_err(sql(&path))?;
+        rows.insert(&mut st, 1..=scan_rows, &path)?;
     }
     tx.commit().map_err(sql(&path))?;
     c.execute_batch(&format!(
@@ -181,6 +133,86 @@ pub fn load_schema(
     ))
     .map_err(sql(&path))?;
     Ok(())
+}
+
+/// A new schema file at `path` (any old one and its WAL removed) with its
+/// empty tables.
+fn create_tables(path: &Path) -> Result<Connection, SqliteError> {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    let c = open(path, 64 << 20, true)?;
+    let cols: Vec<String> = (1..=COLUMNS).map(|i| format!("c{i} TEXT")).collect();
+    c.execute_batch(&format!(
+        "CREATE TABLE cf (rid INTEGER PRIMARY KEY, key INTEGER NOT NULL, {}, filler TEXT);
+         CREATE TABLE cf_scan (rid INTEGER PRIMARY KEY, key INTEGER NOT NULL, {}, filler TEXT);
+         CREATE TABLE iolens_meta (k TEXT PRIMARY KEY, v TEXT);",
+        cols.join(", "),
+        cols.join(", ")
+    ))
+    .map_err(sql(path))?;
+    Ok(c)
+}
+
+/// Keys 1..=scale of schema `n` in a random order (Fisher-Yates with a
+/// seeded generator).
+fn shuffled_keys(scale: u64, seed: u64, n: u32) -> Vec<u64> {
+    let mut keys: Vec<u64> = (1..=scale).collect();
+    let mut x = seed ^ (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    for i in (1..keys.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        keys.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    keys
+}
+
+/// `INSERT INTO table` of one row: key (?1), filler (?2), the columns (?3...).
+fn insert_sql(table: &str) -> String {
+    let placeholders: Vec<String> = (3..3 + COLUMNS).map(|i| format!("?{i}")).collect();
+    format!(
+        "INSERT INTO {table} (key, {}, filler) VALUES (?1, {}, ?2)",
+        (1..=COLUMNS)
+            .map(|i| format!("c{i}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        placeholders.join(", ")
+    )
+}
+
+/// The text every row of a schema holds besides its key.
+struct RowText {
+    columns: Vec<String>,
+    filler: String,
+}
+
+impl RowText {
+    fn new(seed: u64) -> RowText {
+        RowText {
+            columns: (0..COLUMNS)
+                .map(|i| text(seed + i as u64, COL_LEN))
+                .collect(),
+            filler: text(seed ^ 0xF111, FILLER_LEN),
+        }
+    }
+
+    /// One row per key, through `st` (an [`insert_sql`] statement).
+    fn insert(
+        &self,
+        st: &mut rusqlite::Statement,
+        keys: impl IntoIterator<Item = u64>,
+        path: &Path,
+    ) -> Result<(), SqliteError> {
+        for k in keys {
+            let mut p: Vec<&dyn rusqlite::ToSql> = vec![&k, &self.filler];
+            for v in &self.columns {
+                p.push(v);
+            }
+            st.execute(p.as_slice()).map_err(sql(path))?;
+        }
+        Ok(())
+    }
 }
 
 /// What a schema file holds.

@@ -8,7 +8,7 @@
 //! created → measured run ([`crate::run`]) → `timeseries.csv`, `ash.csv`,
 //! result.json with the cache verdict and summary.txt (AWR-like).
 
-use crate::database::{Database, LayoutSpec, SetupReport};
+use crate::database::{Database, LayoutSpec, Loading, SetupReport};
 use crate::error::DbError;
 use crate::report::{self, CacheVerdict, Context};
 use crate::run::{Probes, RunOutcome, SecondRow};
@@ -166,7 +166,7 @@ pub fn setup<D: Database>(
 ) -> Result<SetupReport, DbError> {
     spec.validate()?;
     let mut db = open()?;
-    db.setup(spec, stop, progress)
+    db.setup(spec, Loading { stop, progress })
 }
 
 /// `db run`: checks the options, opens the database with `open`, proves
@@ -442,20 +442,13 @@ mod tests {
 
     impl Database for Counting {
         type Backend = Counting;
-        fn capabilities(&self) -> Capabilities {
-            Capabilities {
-                name: "counting",
-                existing_server: false,
-                os_cache_limit: false,
-                direct_io_option: false,
-            }
-        }
-        fn setup(
-            &mut self,
-            _: &LayoutSpec,
-            _: &AtomicBool,
-            _: &(dyn Fn(u64, u64) + Sync),
-        ) -> Result<SetupReport, DbError> {
+        const CAPABILITIES: Capabilities = Capabilities {
+            name: "counting",
+            existing_server: false,
+            os_cache_limit: false,
+            direct_io_option: false,
+        };
+        fn setup(&mut self, _: &LayoutSpec, _: Loading) -> Result<SetupReport, DbError> {
             unimplemented!()
         }
         fn layout(&mut self) -> Result<Layout, DbError> {

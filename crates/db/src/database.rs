@@ -64,6 +64,15 @@ impl LayoutSpec {
     }
 }
 
+/// How a load is followed and stopped.
+#[derive(Clone, Copy)]
+pub struct Loading<'a> {
+    /// Ends the load early.
+    pub stop: &'a AtomicBool,
+    /// Called as rows load: `progress(rows_done, rows_total)`.
+    pub progress: &'a (dyn Fn(u64, u64) + Sync),
+}
+
 /// What `setup` did, ready to print.
 #[derive(Clone, Debug)]
 pub struct SetupReport {
@@ -75,6 +84,34 @@ pub struct SetupReport {
     pub text: String,
     /// The layout check failed (more than one row per page): why.
     pub failure: Option<String>,
+}
+
+impl SetupReport {
+    /// A load stopped by an interrupt before there was a layout to show.
+    pub fn interrupted() -> SetupReport {
+        SetupReport {
+            interrupted: true,
+            json: serde_json::Value::Null,
+            text: String::new(),
+            failure: None,
+        }
+    }
+
+    /// A layout shown as `json` and `text`; `crowded` names the pages that
+    /// hold more than one row, where there are any (the layout check failed).
+    pub fn checked(
+        interrupted: bool,
+        json: serde_json::Value,
+        text: String,
+        crowded: Option<String>,
+    ) -> SetupReport {
+        SetupReport {
+            interrupted,
+            json,
+            text,
+            failure: crowded.map(|c| format!("layout check failed: {c}")),
+        }
+    }
 }
 
 /// The layout a run can use.
@@ -114,17 +151,16 @@ pub trait Database {
     type Backend: Backend;
 
     /// What it can do.
-    fn capabilities(&self) -> Capabilities;
+    const CAPABILITIES: Capabilities;
+
+    /// What it can do.
+    fn capabilities(&self) -> Capabilities {
+        Self::CAPABILITIES
+    }
 
     /// Loads the SLOB schema `spec` describes (a present, identical layout
-    /// is reused). `progress(rows_done, rows_total)` is called as rows load;
-    /// `stop` ends the load early.
-    fn setup(
-        &mut self,
-        spec: &LayoutSpec,
-        stop: &AtomicBool,
-        progress: &(dyn Fn(u64, u64) + Sync),
-    ) -> Result<SetupReport, DbError>;
+    /// is reused), reporting to and stopped by `loading`.
+    fn setup(&mut self, spec: &LayoutSpec, loading: Loading) -> Result<SetupReport, DbError>;
 
     /// The layout present; a usage error when there is none or it is incomplete.
     fn layout(&mut self) -> Result<Layout, DbError>;

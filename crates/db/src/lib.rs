@@ -31,6 +31,8 @@ pub mod workload;
 
 pub use backend::{Backend, DbStats, Monitor, Session};
 pub use command::{RunObserver, RunOptions, RunReport, WorkloadOptions};
-pub use database::{Capabilities, Check, Database, Description, Layout, LayoutSpec, SetupReport};
+pub use database::{
+    Capabilities, Check, Database, Description, Layout, LayoutSpec, Loading, SetupReport,
+};
 pub use error::DbError;
 pub use workload::{Blocks, RedoStress, WorkloadSpec, BLOCK};

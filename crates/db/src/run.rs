@@ -143,87 +143,117 @@ impl Shared {
 type SessionResult = ([OpTotals; 3], [u64; 3]);
 
 fn session_body<S: Session>(
-    sess: Option<S>,
+    mut sess: Option<S>,
     spec: &WorkloadSpec,
     i: u32,
     sh: &Shared,
 ) -> SessionResult {
-    let mut sess = sess;
-    let mut totals: [OpTotals; 3] = Default::default();
-    let mut counts = [0u64; 3];
-    let mut plan = LoopPlan::new(spec, i);
-    sh.barrier.wait(); // all connected
-    let mut work =
-        |s: &mut S, measuring: bool, totals: &mut [OpTotals; 3], counts: &mut [u64; 3]| {
-            let mut loops = 0u64;
-            while !sh.phase_end.load(Ordering::Relaxed) {
-                if measuring && spec.work_loop.is_some_and(|n| loops >= n) {
-                    break;
-                }
-                let op = plan.next_op();
-                let t = Instant::now();
-                let r = match op.kind {
-                    OpKind::Select => s.select(op.schema, op.lo, op.hi),
-                    OpKind::Update => s.update(op.schema, op.lo, op.hi),
-                    OpKind::Scan => s.scan(op.schema),
-                };
-                let ns = t.elapsed().as_nanos() as u64;
-                match r {
-                    Ok(rows) => {
-                        let k = op.kind.index();
-                        sh.live_ops[k].fetch_add(1, Ordering::Relaxed);
-                        sh.live_ns[k].fetch_add(ns, Ordering::Relaxed);
-                        if measuring {
-                            totals[k].ops += 1;
-                            totals[k].rows += rows;
-                            totals[k].hist.record(ns);
-                            counts[k] += 1;
-                        }
-                    }
-                    Err(e) => {
-                        sh.fail(format!("session {}: {e}", i + 1));
-                        return;
-                    }
-                }
-                loops += 1;
-                if let Some(th) = op.think {
-                    let until = Instant::now() + th;
-                    while Instant::now() < until && !sh.phase_end.load(Ordering::Relaxed) {
-                        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(50)));
-                    }
-                }
-            }
-            if measuring {
-                sh.finished.fetch_add(1, Ordering::SeqCst);
-            }
-        };
-    let flush = |s: &mut S| {
-        if let Err(e) = s.flush_stats() {
-            sh.fail(format!("session {}: {e}", i + 1));
-        }
+    let mut work = SessionWork {
+        spec,
+        i,
+        sh,
+        plan: LoopPlan::new(spec, i),
+        totals: Default::default(),
+        counts: [0; 3],
     };
-    // Warm-up (uncounted), then publish counters for the start snapshot.
+    sh.barrier.wait(); // all connected
+                       // Warm-up (uncounted), then publish counters for the start snapshot.
     if let Some(s) = sess.as_mut() {
         if !sh.abort.load(Ordering::SeqCst) {
             if !spec.warmup.is_zero() {
-                work(s, false, &mut totals, &mut counts);
+                work.phase(s, false);
             }
-            flush(s);
+            work.flush(s);
         }
     }
     sh.barrier.wait(); // main takes the start snapshot
     sh.barrier.wait(); // go
     if let Some(s) = sess.as_mut() {
         if !sh.abort.load(Ordering::SeqCst) {
-            work(s, true, &mut totals, &mut counts);
-            flush(s);
+            work.phase(s, true);
+            work.flush(s);
         } else {
             sh.finished.fetch_add(1, Ordering::SeqCst);
         }
     }
     sh.barrier.wait(); // main takes the end snapshot
     drop(sess.take());
-    (totals, counts)
+    (work.totals, work.counts)
+}
+
+/// The work loops of session `i` and what they measured.
+struct SessionWork<'a> {
+    spec: &'a WorkloadSpec,
+    i: u32,
+    sh: &'a Shared,
+    plan: LoopPlan,
+    totals: [OpTotals; 3],
+    counts: [u64; 3],
+}
+
+impl SessionWork<'_> {
+    /// Work loops until the phase ends (or, measuring, the loops asked for
+    /// are done); counted only when `measuring`.
+    fn phase<S: Session>(&mut self, s: &mut S, measuring: bool) {
+        let sh = self.sh;
+        let mut loops = 0u64;
+        while !sh.phase_end.load(Ordering::Relaxed) {
+            if measuring && self.spec.work_loop.is_some_and(|n| loops >= n) {
+                break;
+            }
+            let op = self.plan.next_op();
+            let t = Instant::now();
+            let r = match op.kind {
+                OpKind::Select => s.select(op.schema, op.lo, op.hi),
+                OpKind::Update => s.update(op.schema, op.lo, op.hi),
+                OpKind::Scan => s.scan(op.schema),
+            };
+            let ns = t.elapsed().as_nanos() as u64;
+            match r {
+                Ok(rows) => self.record(op.kind.index(), ns, rows, measuring),
+                Err(e) => {
+                    sh.fail(format!("session {}: {e}", self.i + 1));
+                    return;
+                }
+            }
+            loops += 1;
+            if let Some(th) = op.think {
+                self.think(th);
+            }
+        }
+        if measuring {
+            sh.finished.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// One operation of kind `k` that took `ns` and touched `rows`: live
+    /// counters always, the totals when `measuring`.
+    fn record(&mut self, k: usize, ns: u64, rows: u64, measuring: bool) {
+        self.sh.live_ops[k].fetch_add(1, Ordering::Relaxed);
+        self.sh.live_ns[k].fetch_add(ns, Ordering::Relaxed);
+        if measuring {
+            let t = &mut self.totals[k];
+            t.ops += 1;
+            t.rows += rows;
+            t.hist.record(ns);
+            self.counts[k] += 1;
+        }
+    }
+
+    /// Waits `th` between loops, cut short when the phase ends.
+    fn think(&self, th: Duration) {
+        let until = Instant::now() + th;
+        while Instant::now() < until && !self.sh.phase_end.load(Ordering::Relaxed) {
+            std::thread::sleep((until - Instant::now()).min(Duration::from_millis(50)));
+        }
+    }
+
+    /// Publishes the session's counters to the database's statistics.
+    fn flush<S: Session>(&self, s: &mut S) {
+        if let Err(e) = s.flush_stats() {
+            self.sh.fail(format!("session {}: {e}", self.i + 1));
+        }
+    }
 }
 
 fn snapshot(monitor: &mut dyn Monitor, pids: &[u32], sh: &Shared) -> Result<Snapshot, DbError> {
