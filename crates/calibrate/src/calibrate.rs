@@ -846,42 +846,65 @@ fn write_ladder_table(
 
 /// `ladder.csv`: every step, one row each.
 pub fn ladder_csv(cal: &Calibration) -> String {
-    let mut t = String::from(
-        "trial,io,phase,outstanding,threads,qd,bs,measured_s,ops,iops,mbps,lat_mean_us,lat_p50_us,lat_p99_us,lat_max_us,within_latency,device_read_ios,interrupted\n",
-    );
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let header = [
+        "trial",
+        "io",
+        "phase",
+        "outstanding",
+        "threads",
+        "qd",
+        "bs",
+        "measured_s",
+        "ops",
+        "iops",
+        "mbps",
+        "lat_mean_us",
+        "lat_p50_us",
+        "lat_p99_us",
+        "lat_max_us",
+        "within_latency",
+        "device_read_ios",
+        "interrupted",
+    ];
+    // Writing into memory cannot fail.
+    let _ = w.write_record(header);
     for p in &cal.points {
-        let _ = writeln!(
-            t,
-            "{},{},{},{},{},{},{},{:.3},{},{:.1},{:.3},{:.2},{:.2},{:.2},{:.2},{},{},{}",
-            p.trial,
-            if p.io == IoKind::Small {
-                "small"
-            } else {
-                "large"
-            },
-            if p.phase == Phase::Ladder {
-                "ladder"
-            } else {
-                "refine"
-            },
-            p.outstanding,
-            p.threads,
-            p.qd,
-            p.bs,
-            p.measured_s,
-            p.ops,
-            p.iops,
-            p.mbps,
-            p.lat_us.mean,
-            p.lat_us.p50,
-            p.lat_us.p99,
-            p.lat_us.max,
-            p.within_latency,
-            p.device_read_ios.map_or(String::new(), |d| d.to_string()),
-            p.interrupted
-        );
+        let _ = w.write_record(ladder_row(p));
     }
-    t
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// One step as a row of `ladder.csv`.
+fn ladder_row(p: &LadderPoint) -> [String; 18] {
+    [
+        p.trial.to_string(),
+        match p.io {
+            IoKind::Small => "small",
+            IoKind::Large => "large",
+        }
+        .into(),
+        match p.phase {
+            Phase::Ladder => "ladder",
+            Phase::Refine => "refine",
+        }
+        .into(),
+        p.outstanding.to_string(),
+        p.threads.to_string(),
+        p.qd.to_string(),
+        p.bs.to_string(),
+        format!("{:.3}", p.measured_s),
+        p.ops.to_string(),
+        format!("{:.1}", p.iops),
+        format!("{:.3}", p.mbps),
+        format!("{:.2}", p.lat_us.mean),
+        format!("{:.2}", p.lat_us.p50),
+        format!("{:.2}", p.lat_us.p99),
+        format!("{:.2}", p.lat_us.max),
+        p.within_latency.to_string(),
+        p.device_read_ios.map_or(String::new(), |d| d.to_string()),
+        p.interrupted.to_string(),
+    ]
 }
 
 #[cfg(test)]
