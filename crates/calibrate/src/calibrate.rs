@@ -1012,4 +1012,46 @@ mod tests {
         let steady = calibration(&[(3000.0, 80.0), (3010.0, 80.2)]);
         assert!(warnings(&cfg(), &steady).is_empty());
     }
+
+    #[test]
+    fn ladder_csv_has_one_row_per_step() {
+        let p = LadderPoint {
+            trial: 1,
+            io: IoKind::Large,
+            phase: Phase::Refine,
+            outstanding: 6,
+            threads: 2,
+            qd: 3,
+            bs: 1 << 20,
+            measured_s: 2.00049,
+            ops: 1234,
+            iops: 617.04,
+            mbps: 646.9876,
+            lat_us: iolens_core::latency::LatencySummary {
+                mean: 9700.126,
+                p50: 9000.0,
+                p99: 20000.25,
+                max: 31000.0,
+                ..Default::default()
+            },
+            within_latency: true,
+            device_read_ios: None,
+            device: None,
+            cpu_us_per_io: 0.0,
+            interrupted: false,
+        };
+        let mut second = p.clone();
+        (second.io, second.phase, second.device_read_ios) =
+            (IoKind::Small, Phase::Ladder, Some(1300));
+        let cal = Calibration {
+            points: vec![p, second],
+            ..Default::default()
+        };
+        assert_eq!(
+            ladder_csv(&cal),
+            "trial,io,phase,outstanding,threads,qd,bs,measured_s,ops,iops,mbps,lat_mean_us,lat_p50_us,lat_p99_us,lat_max_us,within_latency,device_read_ios,interrupted\n\
+             1,large,refine,6,2,3,1048576,2.000,1234,617.0,646.988,9700.13,9000.00,20000.25,31000.00,true,,false\n\
+             1,small,ladder,6,2,3,1048576,2.000,1234,617.0,646.988,9700.13,9000.00,20000.25,31000.00,true,1300,false\n"
+        );
+    }
 }
