@@ -109,7 +109,7 @@ impl Server {
 }
 
 /// Runs the database part; the points that ran.
-pub fn run(a: &mut Assessment<'_>) -> Vec<DbPoint> {
+pub(crate) fn run(a: &mut Assessment<'_>) -> Vec<DbPoint> {
     let server = Server::new(a.backend, &a.work);
     a.say(&format!(
         "database: {} setup, 2 schemas × {} blocks",

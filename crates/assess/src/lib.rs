@@ -1,7 +1,7 @@
 //! `assess`: the whole picture of one storage from one call.
 //!
-//! 1. raw ([`raw`]): a calibration on a file under the assessed directory;
-//! 2. database ([`database`]): a short SLOB-method run (managed PostgreSQL
+//! 1. raw (`raw`): a calibration on a file under the assessed directory;
+//! 2. database (`database`): a short SLOB-method run (managed PostgreSQL
 //!    when its server binaries are found, embedded SQLite otherwise),
 //!    read-only and then with 20 % updates, at a few session counts;
 //! 3. the picture ([`picture`], [`render`]): a side-by-side table and one
@@ -18,10 +18,10 @@
 //! before each database point ([`budget`]).
 
 pub mod budget;
-pub mod database;
+mod database;
 pub mod options;
 pub mod picture;
-pub mod raw;
+mod raw;
 pub mod render;
 
 pub use options::{AssessError, AssessOptions, Backend, DbChoice};
@@ -66,22 +66,22 @@ impl AssessReport {
 }
 
 /// An assessment under way: its options, directories, clock and warnings.
-pub struct Assessment<'a> {
-    pub opts: &'a AssessOptions,
-    pub backend: Backend,
+struct Assessment<'a> {
+    opts: &'a AssessOptions,
+    backend: Backend,
     /// The assessment's result directory (the parts' directories are inside).
-    pub out: PathBuf,
+    out: PathBuf,
     /// Where the parts' files live under the assessed directory (removed after).
-    pub work: PathBuf,
-    pub clock: Clock,
+    work: PathBuf,
+    clock: Clock,
     /// Advice drawn from the parts.
-    pub warnings: Vec<String>,
+    warnings: Vec<String>,
     observer: &'a mut dyn AssessObserver,
 }
 
 impl Assessment<'_> {
     /// Announces a part.
-    pub fn say(&mut self, what: &str) {
+    fn say(&mut self, what: &str) {
         if !self.opts.quiet {
             self.observer
                 .phase(self.clock.elapsed(), self.clock.budget, what);
@@ -89,13 +89,13 @@ impl Assessment<'_> {
     }
 
     /// Passes on a part's error.
-    pub fn error(&mut self, message: &str) {
+    fn error(&mut self, message: &str) {
         self.observer.error(message);
     }
 }
 
 /// Whether Ctrl-C (or SIGTERM) asked the assessment to stop.
-pub fn interrupted() -> bool {
+fn interrupted() -> bool {
     interrupt::requested()
 }
 

@@ -13,7 +13,7 @@ use std::path::Path;
 
 /// The calibration of the assessed storage: a file of `size` bytes under
 /// `work`, steps that fit the budget.
-pub fn config(target: &Path, size: u64, step_s: f64) -> CalibrateConfig {
+pub(crate) fn config(target: &Path, size: u64, step_s: f64) -> CalibrateConfig {
     CalibrateConfig {
         targets: vec![target.to_path_buf()],
         size: Some(size),
@@ -26,7 +26,7 @@ pub fn config(target: &Path, size: u64, step_s: f64) -> CalibrateConfig {
 }
 
 /// The exit code a command that ended with an error of this kind has.
-pub fn exit_code(e: &dyn Classify) -> i32 {
+pub(crate) fn exit_code(e: &dyn Classify) -> i32 {
     match e.kind() {
         ErrorKind::BadInput => 2,
         ErrorKind::Failed => 1,
@@ -34,7 +34,7 @@ pub fn exit_code(e: &dyn Classify) -> i32 {
 }
 
 /// An error and its causes on one line, as the command line shows it.
-pub fn message(e: &dyn std::error::Error) -> String {
+pub(crate) fn message(e: &dyn std::error::Error) -> String {
     let mut parts = vec![e.to_string()];
     let mut source = e.source();
     while let Some(s) = source {
@@ -46,7 +46,10 @@ pub fn message(e: &dyn std::error::Error) -> String {
 
 /// Runs the raw part; its document when the calibration wrote one. The
 /// calibrated file is removed afterwards.
-pub fn calibrate(a: &mut Assessment<'_>, describe: DescribeTargets) -> Option<CalibrateResult> {
+pub(crate) fn calibrate(
+    a: &mut Assessment<'_>,
+    describe: DescribeTargets,
+) -> Option<CalibrateResult> {
     let dir = a.out.join("calibrate");
     let step_s = budget::calibrate_step_s(a.clock.budget);
     a.say(&format!(
