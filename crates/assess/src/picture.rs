@@ -141,3 +141,41 @@ fn explain(
             .unwrap_or(t)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(sessions: u32, update_pct: u32, iops: f64) -> DbPoint {
+        DbPoint {
+            sessions,
+            update_pct,
+            physical_read_iops: Some(iops),
+            read_lat_us: Some(200.0),
+            os_cache_hit_pct: Some(0.0),
+            ..DbPoint::default()
+        }
+    }
+
+    #[test]
+    fn the_best_read_only_point_is_compared_with_its_updating_twin() {
+        let points = vec![
+            point(1, 0, 1000.0),
+            point(4, 0, 3000.0),
+            point(1, 20, 900.0),
+            point(4, 20, 2000.0),
+        ];
+        let s = picture(None, points, Backend::Sqlite);
+        let best = s.best_db.as_ref().unwrap();
+        assert_eq!((best.sessions, best.update_pct), (4, 0));
+        assert_eq!(s.db.backend, "sqlite");
+        assert_eq!(s.db_vs_raw.iops_ratio, None);
+        assert!(
+            s.explanation
+                .starts_with("With 20 % updates reads fall to 67 %"),
+            "{}",
+            s.explanation
+        );
+        assert_eq!(missing(&s).as_deref(), Some("raw calibration"));
+    }
+}
