@@ -846,42 +846,65 @@ fn write_ladder_table(
 
 /// `ladder.csv`: every step, one row each.
 pub fn ladder_csv(cal: &Calibration) -> String {
-    let mut t = String::from(
-        "trial,io,phase,outstanding,threads,qd,bs,measured_s,ops,iops,mbps,lat_mean_us,lat_p50_us,lat_p99_us,lat_max_us,within_latency,device_read_ios,interrupted\n",
-    );
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let header = [
+        "trial",
+        "io",
+        "phase",
+        "outstanding",
+        "threads",
+        "qd",
+        "bs",
+        "measured_s",
+        "ops",
+        "iops",
+        "mbps",
+        "lat_mean_us",
+        "lat_p50_us",
+        "lat_p99_us",
+        "lat_max_us",
+        "within_latency",
+        "device_read_ios",
+        "interrupted",
+    ];
+    // Writing into memory cannot fail.
+    let _ = w.write_record(header);
     for p in &cal.points {
-        let _ = writeln!(
-            t,
-            "{},{},{},{},{},{},{},{:.3},{},{:.1},{:.3},{:.2},{:.2},{:.2},{:.2},{},{},{}",
-            p.trial,
-            if p.io == IoKind::Small {
-                "small"
-            } else {
-                "large"
-            },
-            if p.phase == Phase::Ladder {
-                "ladder"
-            } else {
-                "refine"
-            },
-            p.outstanding,
-            p.threads,
-            p.qd,
-            p.bs,
-            p.measured_s,
-            p.ops,
-            p.iops,
-            p.mbps,
-            p.lat_us.mean,
-            p.lat_us.p50,
-            p.lat_us.p99,
-            p.lat_us.max,
-            p.within_latency,
-            p.device_read_ios.map_or(String::new(), |d| d.to_string()),
-            p.interrupted
-        );
+        let _ = w.write_record(ladder_row(p));
     }
-    t
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// One step as a row of `ladder.csv`.
+fn ladder_row(p: &LadderPoint) -> [String; 18] {
+    [
+        p.trial.to_string(),
+        match p.io {
+            IoKind::Small => "small",
+            IoKind::Large => "large",
+        }
+        .into(),
+        match p.phase {
+            Phase::Ladder => "ladder",
+            Phase::Refine => "refine",
+        }
+        .into(),
+        p.outstanding.to_string(),
+        p.threads.to_string(),
+        p.qd.to_string(),
+        p.bs.to_string(),
+        format!("{:.3}", p.measured_s),
+        p.ops.to_string(),
+        format!("{:.1}", p.iops),
+        format!("{:.3}", p.mbps),
+        format!("{:.2}", p.lat_us.mean),
+        format!("{:.2}", p.lat_us.p50),
+        format!("{:.2}", p.lat_us.p99),
+        format!("{:.2}", p.lat_us.max),
+        p.within_latency.to_string(),
+        p.device_read_ios.map_or(String::new(), |d| d.to_string()),
+        p.interrupted.to_string(),
+    ]
 }
 
 #[cfg(test)]
@@ -988,5 +1011,47 @@ mod tests {
         );
         let steady = calibration(&[(3000.0, 80.0), (3010.0, 80.2)]);
         assert!(warnings(&cfg(), &steady).is_empty());
+    }
+
+    #[test]
+    fn ladder_csv_has_one_row_per_step() {
+        let p = LadderPoint {
+            trial: 1,
+            io: IoKind::Large,
+            phase: Phase::Refine,
+            outstanding: 6,
+            threads: 2,
+            qd: 3,
+            bs: 1 << 20,
+            measured_s: 2.00049,
+            ops: 1234,
+            iops: 617.04,
+            mbps: 646.9876,
+            lat_us: iolens_core::latency::LatencySummary {
+                mean: 9700.126,
+                p50: 9000.0,
+                p99: 20000.25,
+                max: 31000.0,
+                ..Default::default()
+            },
+            within_latency: true,
+            device_read_ios: None,
+            device: None,
+            cpu_us_per_io: 0.0,
+            interrupted: false,
+        };
+        let mut second = p.clone();
+        (second.io, second.phase, second.device_read_ios) =
+            (IoKind::Small, Phase::Ladder, Some(1300));
+        let cal = Calibration {
+            points: vec![p, second],
+            ..Default::default()
+        };
+        assert_eq!(
+            ladder_csv(&cal),
+            "trial,io,phase,outstanding,threads,qd,bs,measured_s,ops,iops,mbps,lat_mean_us,lat_p50_us,lat_p99_us,lat_max_us,within_latency,device_read_ios,interrupted\n\
+             1,large,refine,6,2,3,1048576,2.000,1234,617.0,646.988,9700.13,9000.00,20000.25,31000.00,true,,false\n\
+             1,small,ladder,6,2,3,1048576,2.000,1234,617.0,646.988,9700.13,9000.00,20000.25,31000.00,true,1300,false\n"
+        );
     }
 }

@@ -7,11 +7,15 @@
 //! - [`matrix`]: ORION's matrix of concurrent small random and large I/O
 //!   streams, written in ORION's file layout by [`orion`].
 //!
+//! [`command`] holds the commands as library calls (options in, result
+//! directory and typed document out).
+//!
 //! Targets are opened once per command; each measured point is one or more
 //! [`iolens_engine::JobSpec`]s run by [`iolens_engine::run_job`] on the same
 //! [`iolens_engine::TargetSet`] (see [`concurrent`]).
 
 pub mod calibrate;
+pub mod command;
 pub mod concurrent;
 pub use iolens_core::fmt;
 pub mod ladder;

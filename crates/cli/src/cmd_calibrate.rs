@@ -1,21 +1,17 @@
-//! `iolens calibrate`: options → validated calibration → targets (opened
-//! once) → ladders → result directory (`result.json` rewritten after every
-//! step, `ladder.csv`, `summary.txt`).
+//! `iolens calibrate`: options → validated calibration → the library's
+//! calibration ([`iolens_calibrate::command::calibrate`]) with its progress
+//! drawn → the summary or the document printed.
 
 use crate::args::{EngineArg, LayoutArg, OutputArgs};
 use crate::cmd_run::target_infos;
-use crate::errors::{usage, UsageError};
-use crate::output::{result_dir, Progress};
+use crate::errors::usage;
+use crate::output::Progress;
 use anyhow::Result;
 use clap::Args;
-use iolens_calibrate::calibrate::{self, CalibrateConfig, Event, IoKind};
-use iolens_calibrate::ladder::Phase;
-use iolens_core::result::calibrate::CalibrateResult;
-use iolens_core::{ByteSize, DurationArg, Status};
-use iolens_engine::TargetSet;
+use iolens_calibrate::calibrate::CalibrateConfig;
+use iolens_calibrate::command::calibrate;
+use iolens_core::{ByteSize, DurationArg};
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Instant;
 
 /// `iolens calibrate`.
 #[derive(Args, Debug, Clone)]
@@ -110,87 +106,21 @@ pub fn config(a: &CalibrateArgs) -> Result<CalibrateConfig> {
 
 pub fn run(a: CalibrateArgs) -> Result<u8> {
     let cfg = config(&a)?;
-    let targets = Arc::new(TargetSet::open(&cfg.open_spec())?);
-    let name = a.out.name.clone().unwrap_or_else(|| "calibrate".into());
-    let dir = result_dir(&a.out, &name)?;
-    let mut doc = CalibrateResult::new("calibrate", &name);
-    doc.targets = target_infos(&targets);
-    doc.config = serde_json::to_value(&cfg)?;
-    dir.write_result(&doc)?;
-
     let progress = Progress::new(&a.out);
-    let started = Instant::now();
-    let mut step_no = 0u32;
-    let mut current = String::new();
-    let mut step_started = Instant::now();
-    let step_s = (cfg.step + cfg.ramp).as_secs_f64();
-    let mut write_error = None;
-    let cal =
-        calibrate::run(
-            &cfg,
-            &targets,
-            &iolens_core::interrupt::STOP,
-            &mut |ev| match ev {
-                Event::Step {
-                    trial,
-                    io,
-                    phase,
-                    outstanding,
-                    started,
-                } => {
-                    step_no += 1;
-                    step_started = started;
-                    current =
-                        format!(
-                    "trial {trial}/{} {} reads, {outstanding} outstanding{} (step {step_no})",
-                    cfg.trials,
-                    if io == IoKind::Small { "small" } else { "large" },
-                    if phase == Phase::Refine { ", refining" } else { "" },
-                );
-                }
-                Event::Tick => {
-                    let in_step = step_started.elapsed().as_secs_f64();
-                    progress.line(&format!(
-                        "{current}: {:.0}/{:.0}s",
-                        in_step.min(step_s),
-                        step_s
-                    ));
-                }
-                Event::Measured(c) => {
-                    doc.duration_s = started.elapsed().as_secs_f64();
-                    doc.summary = Some(c.summary());
-                    doc.extra.ladder = Some(c.points.clone());
-                    doc.extra.trials = Some(c.trials.clone());
-                    if let Err(e) = dir.write_result(&doc) {
-                        write_error.get_or_insert(e);
-                    }
-                }
-            },
-        )
-        .map_err(|e| UsageError(e.0))?;
+    let report = calibrate::run(
+        &cfg,
+        &a.out.output("calibrate"),
+        target_infos,
+        &iolens_core::interrupt::STOP,
+        &mut |p| progress.line(&p.to_string()),
+    );
     progress.clear();
-    if let Some(e) = write_error {
-        return Err(e.into());
-    }
-
-    doc.duration_s = started.elapsed().as_secs_f64();
-    doc.status = Status::ended(cal.error.is_some(), cal.interrupted);
-    doc.error = cal.error.clone();
-    doc.summary = Some(cal.summary());
-    doc.extra.ladder = Some(cal.points.clone());
-    doc.extra.trials = Some(cal.trials.clone());
-    let warnings = calibrate::warnings(&cfg, &cal);
-    doc.extra.warnings = Some(warnings.clone());
-    dir.write_result(&doc)?;
-    dir.write_file("ladder.csv", calibrate::ladder_csv(&cal).as_bytes())?;
-    let status = serde_json::to_value(doc.status)?;
-    let text = calibrate::report_text(&cfg, &cal, status.as_str().unwrap_or(""), &warnings);
-    dir.write_file("summary.txt", text.as_bytes())?;
+    let report = report?;
     if a.out.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        println!("{}", serde_json::to_string_pretty(&report.doc)?);
     } else {
-        print!("{text}");
-        println!("result: {}", dir.path().display());
+        print!("{}", report.text);
+        println!("result: {}", report.dir.display());
     }
-    Ok(doc.status.exit_code() as u8)
+    Ok(report.exit_code() as u8)
 }

@@ -37,6 +37,8 @@ fn classify(e: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
         .or_else(|| kind::<iolens_engine::JobError>(e))
         .or_else(|| kind::<iolens_sweep::SweepError>(e))
         .or_else(|| kind::<iolens_db::DbError>(e))
+        .or_else(|| kind::<iolens_calibrate::command::calibrate::CalibrateError>(e))
+        .or_else(|| kind::<iolens_assess::AssessError>(e))
 }
 
 /// Bad input when any error in the chain says so; a failure otherwise.

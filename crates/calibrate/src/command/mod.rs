@@ -1,0 +1,7 @@
+//! The commands of this crate as library calls: typed options in, a typed
+//! result document, its summary text and its directory out, progress
+//! through an observer. The command line only parses options, draws the
+//! progress and prints what comes back.
+
+pub mod calibrate;
+pub mod matrix;
