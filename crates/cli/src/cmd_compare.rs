@@ -1,7 +1,7 @@
 //! `iolens compare DIR...`: systems or configurations side by side, one
 //! column per directory, with ratio columns against the first.
 
-use crate::errors::{usage, UsageError};
+use crate::errors::usage;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use iolens_core::DurationArg;
@@ -54,8 +54,7 @@ pub fn run(a: CompareArgs) -> Result<u8> {
     };
     let mut loaded = Vec::new();
     for d in &a.dirs {
-        let pts =
-            iolens_report::load(std::slice::from_ref(d)).map_err(|e| UsageError(e.to_string()))?;
+        let pts = iolens_report::load(std::slice::from_ref(d))?;
         loaded.push(pts);
     }
     let hosts: Vec<Option<String>> = loaded

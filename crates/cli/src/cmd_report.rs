@@ -2,7 +2,7 @@
 //! trees of them too) and writes report.csv, report.json, report.html and the
 //! charts; prints the points and the knees.
 
-use crate::errors::{usage, UsageError};
+use crate::errors::usage;
 use anyhow::Result;
 use clap::Args;
 use iolens_core::result::default_dir_name;
@@ -51,7 +51,7 @@ pub fn options(slo: DurationArg, title: Option<String>, png: bool) -> Result<Opt
 
 pub fn run(a: ReportArgs) -> Result<u8> {
     let opts = options(a.latency_slo, a.title.clone(), !a.no_png)?;
-    let rep = Report::build(&a.dirs, opts).map_err(|e| UsageError(e.to_string()))?;
+    let rep = Report::build(&a.dirs, opts)?;
     let out = match &a.out {
         Some(o) => o.clone(),
         None if a.dirs.len() == 1 => a.dirs[0].join("report"),
@@ -60,7 +60,7 @@ pub fn run(a: ReportArgs) -> Result<u8> {
     if !a.no_png && !report::fonts_available() {
         eprintln!("iolens: warning: no system font found; PNG charts will have no text (install fonts-dejavu-core), SVG and HTML are unaffected");
     }
-    rep.write(&out).map_err(|e| UsageError(e.to_string()))?;
+    rep.write(&out)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rep.json())?);
         return Ok(0);

@@ -36,6 +36,7 @@ fn classify(e: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
         .or_else(|| kind::<iolens_engine::TargetError>(e))
         .or_else(|| kind::<iolens_engine::JobError>(e))
         .or_else(|| kind::<iolens_sweep::SweepError>(e))
+        .or_else(|| kind::<iolens_report::ReportError>(e))
         .or_else(|| kind::<iolens_db::DbError>(e))
         .or_else(|| kind::<iolens_calibrate::command::calibrate::CalibrateError>(e))
         .or_else(|| kind::<iolens_assess::AssessError>(e))
@@ -61,13 +62,25 @@ fn exit_code(kind: ErrorKind) -> ExitCode {
 
 /// Prints `iolens: <message>` and returns the exit code.
 pub fn report(e: &anyhow::Error) -> ExitCode {
-    let msg = e
-        .chain()
-        .map(|c| c.to_string())
-        .collect::<Vec<_>>()
-        .join(": ");
-    eprintln!("iolens: {msg}");
+    eprintln!("iolens: {}", one_line(e));
     exit_code(kind_of(e))
+}
+
+/// The error and its causes on one line. A cause that an error already
+/// prints in its own message (`{path}: {source}`) is not repeated.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for c in e.chain() {
+        let text = c.to_string();
+        if msg.ends_with(&text) {
+            continue;
+        }
+        if !msg.is_empty() {
+            msg.push_str(": ");
+        }
+        msg.push_str(&text);
+    }
+    msg
 }
 
 /// Prints a command-line parsing error as one line (help and version as usual).
@@ -98,6 +111,21 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let io = std::io::Error::from_raw_os_error(libc::ENOENT);
+        let e = anyhow::Error::new(iolens_core::result::ResultError::Io {
+            path: "/proc/foo".into(),
+            source: io,
+        });
+        assert_eq!(
+            one_line(&e),
+            "/proc/foo: No such file or directory (os error 2)"
+        );
+        let wrapped = anyhow::anyhow!("disk full").context("writing result.json");
+        assert_eq!(one_line(&wrapped), "writing result.json: disk full");
+    }
     use anyhow::Context;
     use iolens_core::result::ResultError;
     use std::path::PathBuf;

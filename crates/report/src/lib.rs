@@ -74,3 +74,11 @@ impl ReportError {
         }
     }
 }
+
+impl iolens_core::Classify for ReportError {
+    /// Every report error names an input or output path the user gave:
+    /// a missing or foreign directory, an unreadable or unwritable file.
+    fn kind(&self) -> iolens_core::ErrorKind {
+        iolens_core::ErrorKind::BadInput
+    }
+}
