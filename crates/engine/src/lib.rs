@@ -2,6 +2,7 @@
 //! io_uring, null) and the job runner that measures them.
 
 pub mod buffers;
+pub mod command;
 pub mod dist;
 pub mod engines;
 pub mod rng;
