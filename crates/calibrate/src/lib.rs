@@ -12,6 +12,7 @@
 //! [`iolens_engine::TargetSet`] (see [`concurrent`]).
 
 pub mod calibrate;
+pub mod command;
 pub mod concurrent;
 pub use iolens_core::fmt;
 pub mod ladder;

@@ -1,22 +1,19 @@
-//! `iolens matrix`: options → resolved matrix (ORION's runs and defaults) →
-//! targets (opened once) → points → ORION's files plus `result.json`, all
-//! rewritten after every point so an interrupt keeps the finished ones.
+//! `iolens matrix`: ORION's options → `iolens_calibrate::command::matrix::run`
+//! (the matrix, ORION's files and `result.json`), with live progress and
+//! ORION's summary printed.
 
 use crate::args::{EngineArg, LayoutArg, OutputArgs};
-use crate::cmd_run::target_infos;
-use crate::errors::{usage, UsageError};
-use crate::output::{progress_shown, result_dir, Progress};
+use crate::output::{progress_shown, Progress};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use iolens_calibrate::matrix::{self, LargeType, MatrixEvent, MatrixKind, MatrixOptions, RunKind};
-use iolens_calibrate::orion;
-use iolens_core::result::matrix::{MatrixFiles, MatrixResult};
-use iolens_core::{ByteSize, DurationArg, Status};
-use iolens_engine::TargetSet;
-use std::io::Write;
+use iolens_calibrate::command;
+use iolens_calibrate::matrix::{
+    LargeType, MatrixConfig, MatrixEvent, MatrixKind, MatrixOptions, RunKind,
+};
+use iolens_core::interrupt::STOP;
+use iolens_core::{ByteSize, DurationArg};
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunArg {
@@ -186,110 +183,66 @@ fn commandline() -> String {
 }
 
 pub fn run(a: MatrixArgs) -> Result<u8> {
-    let cfg = match options(&a).resolve() {
-        Ok(c) => c,
-        Err(e) => return usage(e),
-    };
-    let targets = Arc::new(TargetSet::open(&cfg.open_spec())?);
-    let name = a.out.name.clone().unwrap_or_else(|| cfg.test.clone());
-    let dir = result_dir(&a.out, &name)?;
-    let prefix = format!("{}_{}", cfg.test, orion::stamp(SystemTime::now()));
-    let [f_summary, f_iops, f_mbps, f_lat, f_trace] = orion::file_names(&prefix);
-    let cmdline = commandline();
-    let infos = target_infos(&targets);
-    let mut doc = MatrixResult::new("matrix", &name);
-    doc.targets = infos.clone();
-    doc.config = serde_json::to_value(&cfg)?;
-    doc.extra.files = Some(MatrixFiles {
-        summary: f_summary.clone(),
-        iops: f_iops.clone(),
-        mbps: f_mbps.clone(),
-        lat: f_lat.clone(),
-        trace: f_trace.clone(),
-    });
-    dir.write_result(&doc)?;
-    let mut trace = dir.append(&f_trace)?;
-    trace.write_all(orion::trace_header(&cfg, &cmdline).as_bytes())?;
+    let progress = Progress::counted(progress_shown(a.out.quiet), 0);
+    let mut shown = PointProgress::default();
+    let report = command::matrix::run(
+        &options(&a),
+        &a.out.output(&a.test),
+        &commandline(),
+        &STOP,
+        &mut |cfg, ev| shown.event(&progress, cfg, ev),
+    );
+    progress.clear();
+    let report = report?;
+    if a.out.json {
+        println!("{}", serde_json::to_string_pretty(&report.doc)?);
+    } else {
+        print!("{}", report.text);
+        println!("result: {} ({}_*)", report.dir.display(), report.prefix);
+    }
+    Ok(report.exit_code() as u8)
+}
 
-    let write_files = |run: &matrix::MatrixRun,
-                       doc: &MatrixResult,
-                       status: &str,
-                       warnings: &[String]|
-     -> Result<String> {
-        dir.write_file(&f_iops, orion::iops_csv(&cfg, run).as_bytes())?;
-        dir.write_file(&f_mbps, orion::mbps_csv(&cfg, run).as_bytes())?;
-        dir.write_file(&f_lat, orion::lat_csv(&cfg, run).as_bytes())?;
-        let text = orion::summary_txt(&cfg, run, &infos, &cmdline, status, warnings);
-        dir.write_file(&f_summary, text.as_bytes())?;
-        dir.write_result(doc)?;
-        Ok(text)
-    };
+/// The point that runs, for the progress bar.
+#[derive(Default)]
+struct PointProgress {
+    started: Option<Instant>,
+    point: usize,
+    small: u32,
+    large: u32,
+}
 
-    let total = cfg.points.len();
-    // The bar counts milliseconds of planned work, so that its ETA moves
-    // within a point as well as between points.
-    let planned_ms = ((cfg.ramp + cfg.duration).as_secs_f64() * 1e3) as u64;
-    let progress = Progress::counted(progress_shown(a.out.quiet), total as u64 * planned_ms);
-    let started = Instant::now();
-    let mut point_started = Instant::now();
-    let mut current = (0usize, 0u32, 0u32);
-    let mut write_error: Option<anyhow::Error> = None;
-    let outcome = matrix::run(
-        &cfg,
-        &targets,
-        &iolens_core::interrupt::STOP,
-        &mut |ev| match ev {
+impl PointProgress {
+    /// The bar counts milliseconds of planned work, so that its ETA moves
+    /// within a point as well as between points.
+    fn event(&mut self, bar: &Progress, cfg: &MatrixConfig, ev: &MatrixEvent<'_>) {
+        let total = cfg.points.len();
+        let planned_ms = ((cfg.ramp + cfg.duration).as_secs_f64() * 1e3) as u64;
+        match *ev {
             MatrixEvent::Start {
                 point,
                 small,
                 large,
                 ..
             } => {
-                current = (point, small, large);
-                point_started = Instant::now();
+                bar.set_total(total as u64 * planned_ms);
+                *self = PointProgress {
+                    started: Some(Instant::now()),
+                    point,
+                    small,
+                    large,
+                };
             }
             MatrixEvent::Tick => {
-                let in_point = (point_started.elapsed().as_millis() as u64).min(planned_ms);
-                progress.set_position((current.0 as u64 - 1) * planned_ms + in_point);
-                progress.line(&format!(
+                let elapsed = self.started.map_or(0, |s| s.elapsed().as_millis() as u64);
+                let in_point = elapsed.min(planned_ms);
+                bar.set_position((self.point as u64).saturating_sub(1) * planned_ms + in_point);
+                bar.line(&format!(
                     "{}/{total} Small={} Large={}",
-                    current.0, current.1, current.2
+                    self.point, self.small, self.large
                 ));
             }
-            MatrixEvent::Done(run) => {
-                if let (Some(p), Some(rows)) = (run.points.last(), run.rows.last()) {
-                    let _ = trace.write_all(orion::trace_point(total, p, rows).as_bytes());
-                    let _ = trace.flush();
-                }
-                doc.duration_s = started.elapsed().as_secs_f64();
-                doc.extra.points = run.points.clone();
-                if let Err(e) = write_files(run, &doc, "running", &[]) {
-                    write_error.get_or_insert(e);
-                }
-            }
-        },
-    )
-    .map_err(|e| UsageError(e.0))?;
-    progress.clear();
-    if let Some(e) = write_error {
-        return Err(e);
+            MatrixEvent::Done(_) => {}
+        }
     }
-
-    doc.duration_s = started.elapsed().as_secs_f64();
-    doc.status = Status::ended(outcome.error.is_some(), outcome.interrupted);
-    doc.error = outcome.error.clone();
-    doc.summary = Some(outcome.summary(total));
-    doc.extra.points = outcome.points.clone();
-    let warnings = orion::warnings(&cfg, &outcome);
-    doc.extra.warnings = Some(warnings.clone());
-    let status = serde_json::to_value(doc.status)?;
-    let text = write_files(&outcome, &doc, status.as_str().unwrap_or(""), &warnings)?;
-    dir.write_file("summary.txt", text.as_bytes())?;
-    if a.out.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        print!("{text}");
-        println!("result: {} ({prefix}_*)", dir.path().display());
-    }
-    Ok(doc.status.exit_code() as u8)
 }
