@@ -129,3 +129,46 @@ pub fn run(
         dir: rec.path().to_path_buf(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::EngineKind;
+    use std::time::Duration;
+
+    #[test]
+    fn a_run_writes_its_result_directory_through_the_recorder() {
+        let d = tempfile::tempdir().unwrap();
+        let spec = JobSpec {
+            engine: EngineKind::Null,
+            runtime: Duration::from_millis(1200),
+            ..Default::default()
+        };
+        let out = Output {
+            name: "t".into(),
+            dir: Some(d.path().join("r")),
+        };
+        let mut seconds = 0;
+        let r = run(spec, &out, &AtomicBool::new(false), &mut |_| seconds += 1).unwrap();
+        assert_eq!(r.exit_code(), 0, "{}", r.text);
+        assert_eq!(r.doc.status, Status::Ok);
+        assert!(r.doc.summary.is_some());
+        let ts = std::fs::read_to_string(r.dir.join("timeseries.csv")).unwrap();
+        let mut lines = ts.lines();
+        assert_eq!(lines.next(), Some(TimeRow::CSV_HEADER));
+        assert_eq!(lines.count(), seconds);
+        assert!(seconds >= 1);
+        let summary = std::fs::read_to_string(r.dir.join("summary.txt")).unwrap();
+        assert_eq!(summary, r.text);
+    }
+
+    #[test]
+    fn a_time_row_joins_its_fields() {
+        let row = TimeRow::default();
+        assert_eq!(row.fields().len(), TimeRow::csv_header().len());
+        assert_eq!(
+            row.csv(),
+            "0,run,0.000,0.0,0.000,0.00,0.00,0.0,0.000,0.00,0.00"
+        );
+    }
+}
