@@ -24,11 +24,11 @@ pub enum CommandError {
     /// Options that do not fit together.
     #[error("{0}")]
     Usage(String),
-    #[error("{0}")]
+    #[error(transparent)]
     Target(#[from] TargetError),
-    #[error("{0}")]
+    #[error(transparent)]
     Job(#[from] JobError),
-    #[error("{0}")]
+    #[error(transparent)]
     Result(#[from] ResultError),
 }
 
