@@ -9,7 +9,7 @@ use crate::{interrupted, Assessment};
 use iolens_core::interrupt::STOP;
 use iolens_core::result::assess::DbPoint;
 use iolens_core::result::db::DbResult;
-use iolens_core::result::record::RESULTS_ROOT;
+use iolens_core::Output;
 use iolens_core::Status;
 use iolens_db::command::{self, RunOptions, RunReport, WorkloadOptions};
 use iolens_db::workload::RedoStress;
@@ -201,9 +201,10 @@ fn run_point(
     let opts = RunOptions {
         workload: workload(sessions, update_pct, time),
         evict: true,
-        name: "db".into(),
-        output: Some(dir.to_path_buf()),
-        results_root: PathBuf::from(RESULTS_ROOT),
+        out: Output {
+            name: "db".into(),
+            dir: Some(dir.to_path_buf()),
+        },
     };
     let (doc, code) = match server.run(&opts) {
         Ok(r) => {

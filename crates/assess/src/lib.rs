@@ -27,7 +27,6 @@ pub mod render;
 pub use options::{AssessError, AssessOptions, Backend, DbChoice};
 
 use budget::Clock;
-use iolens_calibrate::command::calibrate::DescribeTargets;
 use iolens_core::interrupt;
 use iolens_core::result::assess::{AssessResult, AssessSections, AssessSummary};
 use iolens_core::result::record::Recorder;
@@ -99,13 +98,11 @@ fn interrupted() -> bool {
     interrupt::requested()
 }
 
-/// Runs the assessment `opts` asks for and writes its result directory;
-/// `describe` names the calibrated file in the calibration's `result.json`.
+/// Runs the assessment `opts` asks for and writes its result directory.
 /// A part that fails is a warning (and, when it left no figure, the
 /// assessment's error); an error before the parts start is returned.
 pub fn run(
     opts: &AssessOptions,
-    describe: DescribeTargets,
     observer: &mut dyn AssessObserver,
 ) -> Result<AssessReport, AssessError> {
     let backend = opts.check()?;
@@ -131,7 +128,7 @@ pub fn run(
         warnings: Vec::new(),
         observer,
     };
-    let cal = raw::calibrate(&mut a, describe);
+    let cal = raw::calibrate(&mut a);
     let points = if interrupted() {
         Vec::new()
     } else {

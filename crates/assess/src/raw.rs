@@ -4,7 +4,7 @@
 use crate::budget::{self, CALIBRATE_RAMP};
 use crate::{interrupted, Assessment};
 use iolens_calibrate::calibrate::CalibrateConfig;
-use iolens_calibrate::command::calibrate::{self, DescribeTargets};
+use iolens_calibrate::command::calibrate;
 use iolens_core::interrupt::STOP;
 use iolens_core::result::calibrate::CalibrateResult;
 use iolens_core::units::human_bytes;
@@ -46,10 +46,7 @@ pub(crate) fn message(e: &dyn std::error::Error) -> String {
 
 /// Runs the raw part; its document when the calibration wrote one. The
 /// calibrated file is removed afterwards.
-pub(crate) fn calibrate(
-    a: &mut Assessment<'_>,
-    describe: DescribeTargets,
-) -> Option<CalibrateResult> {
+pub(crate) fn calibrate(a: &mut Assessment<'_>) -> Option<CalibrateResult> {
     let dir = a.out.join("calibrate");
     let step_s = budget::calibrate_step_s(a.clock.budget);
     a.say(&format!(
@@ -64,7 +61,7 @@ pub(crate) fn calibrate(
         dir: Some(dir.clone()),
     };
     let result = match cfg.validate() {
-        Ok(()) => calibrate::run(&cfg, &output, describe, &STOP, &mut |_| {})
+        Ok(()) => calibrate::run(&cfg, &output, &STOP, &mut |_| {})
             .map_err(|e| (message(&e), exit_code(&e))),
         Err(e) => Err((e, 2)),
     };

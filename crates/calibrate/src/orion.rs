@@ -63,20 +63,26 @@ fn point_at(run: &MatrixRun, small: u32, large: u32) -> Option<&MatrixPoint> {
         .find(|p| p.small_load == small && p.large_load == large)
 }
 
+/// A CSV grid in ORION's spacing: each field after the first starts with a
+/// space and is right-aligned on 6 characters (`Large/Small,      1,      2`).
+/// The spaces are part of the fields; no field holds a comma, a quote or a
+/// line end, so the csv crate writes them as they are.
 fn grid(rows: &[u32], cols: &[u32], cell: impl Fn(u32, u32) -> Option<String>) -> String {
-    let mut t = String::from("Large/Small");
-    for c in cols {
-        let _ = write!(t, ", {c:>6}");
-    }
-    t.push('\n');
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let head =
+        std::iter::once("Large/Small".to_string()).chain(cols.iter().map(|c| format!(" {c:>6}")));
+    w.write_record(head.collect::<Vec<_>>())
+        .expect("writing to memory");
     for &r in rows {
-        let _ = write!(t, "{r:>11}");
-        for &c in cols {
-            let _ = write!(t, ", {:>6}", cell(r, c).unwrap_or_default());
-        }
-        t.push('\n');
+        let line = std::iter::once(format!("{r:>11}")).chain(
+            cols.iter()
+                .map(|&c| format!(" {:>6}", cell(r, c).unwrap_or_default())),
+        );
+        w.write_record(line.collect::<Vec<_>>())
+            .expect("writing to memory");
     }
-    t
+    let bytes = w.into_inner().expect("writing to memory");
+    String::from_utf8(bytes).expect("the fields are UTF-8")
 }
 
 /// A stream's figures at one point, if it ran there.

@@ -3,7 +3,6 @@
 //! its report); this module parses, prints the phases and the result.
 
 use crate::args::OutputArgs;
-use crate::cmd_run::target_infos;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use iolens_assess::{AssessObserver, AssessOptions};
@@ -89,7 +88,7 @@ impl AssessObserver for Phases {
 }
 
 pub fn run(a: AssessArgs) -> Result<u8> {
-    let report = iolens_assess::run(&a.options(), target_infos, &mut Phases)?;
+    let report = iolens_assess::run(&a.options(), &mut Phases)?;
     if a.out.json {
         println!("{}", serde_json::to_string_pretty(&report.doc)?);
     } else {

@@ -3,7 +3,6 @@
 //! drawn → the summary or the document printed.
 
 use crate::args::{EngineArg, LayoutArg, OutputArgs};
-use crate::cmd_run::target_infos;
 use crate::errors::usage;
 use crate::output::Progress;
 use anyhow::Result;
@@ -110,7 +109,6 @@ pub fn run(a: CalibrateArgs) -> Result<u8> {
     let report = calibrate::run(
         &cfg,
         &a.out.output("calibrate"),
-        target_infos,
         &iolens_core::interrupt::STOP,
         &mut |p| progress.line(&p.to_string()),
     );

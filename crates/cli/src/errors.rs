@@ -35,6 +35,7 @@ fn classify(e: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
         .or_else(|| kind::<iolens_core::result::ResultError>(e))
         .or_else(|| kind::<iolens_engine::TargetError>(e))
         .or_else(|| kind::<iolens_engine::JobError>(e))
+        .or_else(|| kind::<iolens_engine::command::CommandError>(e))
         .or_else(|| kind::<iolens_sweep::SweepError>(e))
         .or_else(|| kind::<iolens_report::ReportError>(e))
         .or_else(|| kind::<iolens_db::DbError>(e))

@@ -1,9 +1,7 @@
 //! Result directories and live progress, shared by the measuring commands.
 
 use crate::args::OutputArgs;
-use anyhow::Result;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use iolens_core::result::ResultDir;
 use iolens_core::Output;
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -21,11 +19,6 @@ impl OutputArgs {
             dir: self.output.clone(),
         }
     }
-}
-
-/// Creates the result directory the options ask for.
-pub fn result_dir(o: &OutputArgs, default_name: &str) -> Result<ResultDir> {
-    Ok(o.output(default_name).create()?)
 }
 
 /// Whether live progress is drawn: on a terminal only, and never when quiet.

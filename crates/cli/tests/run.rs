@@ -324,6 +324,11 @@ fn bad_input_is_one_line_and_exit_2() {
             1,
             "{args:?}: more than one line: {err}"
         );
+        let msg = err.trim_end().trim_start_matches("iolens: ");
+        let repeated = msg
+            .match_indices(": ")
+            .any(|(i, _)| msg[..i] == msg[i + 2..]);
+        assert!(!repeated, "{args:?}: the message repeats itself: {err}");
     }
     assert!(!Path::new(&huge).exists(), "no partial file left");
 }

@@ -5,7 +5,8 @@
 //! The pipeline of `db run`: options checked → database opened (a managed
 //! server started, or an existing one reached) → layout found and the plan
 //! proven → OS page cache dropped for the data files → result directory
-//! created → measured run ([`crate::run`]) → `timeseries.csv`, `ash.csv`,
+//! created and written as running ([`Recorder`]) → measured run
+//! ([`crate::run`]) with `timeseries.csv` and `ash.csv` appended as it goes →
 //! result.json with the cache verdict and summary.txt (AWR-like).
 
 use crate::database::{Database, LayoutSpec, Loading, SetupReport};
@@ -15,10 +16,10 @@ use crate::run::{Probes, RunOutcome, SecondRow};
 use crate::timeseries::{ts_row, TS_HEADER};
 use crate::workload::{Hotspot, RedoStress, Think, WorkloadSpec};
 use crate::Backend;
-use iolens_core::result::db::DbResult;
-use iolens_core::result::{ResultDir, Status};
+use iolens_core::result::db::{DbResult, DbSections, DbSummary};
+use iolens_core::result::Status;
+use iolens_core::{Output, Recorder};
 use serde_json::json;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -112,21 +113,12 @@ pub struct RunOptions {
     pub workload: WorkloadOptions,
     /// Drop the data files from the OS page cache first.
     pub evict: bool,
-    /// The run's name.
-    pub name: String,
-    /// The result directory; None: a new one under `results_root`.
-    pub output: Option<PathBuf>,
-    pub results_root: PathBuf,
+    /// The run's name and result directory.
+    pub out: Output,
 }
 
-impl RunOptions {
-    fn result_dir(&self) -> Result<ResultDir, DbError> {
-        Ok(match &self.output {
-            Some(p) => ResultDir::create(p)?,
-            None => ResultDir::create_default(&self.results_root, &self.name)?,
-        })
-    }
-}
+/// The recorder of a `db run` result directory.
+type DbRecorder = Recorder<Option<DbSummary>, DbSections>;
 
 /// Hears how a run goes.
 pub trait RunObserver {
@@ -187,8 +179,7 @@ pub fn run<D: Database>(
     let check = db.check(&spec)?;
     let evicted = if opts.evict { db.evict() } else { None };
     let described = db.describe(&spec)?;
-    let dir = opts.result_dir()?;
-    let mut doc = DbResult::new("db", &opts.name);
+    let mut doc = DbResult::new("db", &opts.out.name);
     doc.targets = vec![described.target.clone()];
     doc.config = json!({
         "workload": spec,
@@ -199,20 +190,18 @@ pub fn run<D: Database>(
     });
     doc.extra.server = Some(described.server);
     doc.extra.plan = Some(check.plan);
-    dir.write_result(&doc)?;
     let mut cx = described.context;
     cx.mem_bytes = doc.host.mem_bytes;
+    let rec = Recorder::start(opts.out.create()?, doc, started)?;
     let backend = db.backend(&spec)?;
     let probes = db.probes();
     let m = Measure {
         spec,
         probes,
-        dir,
-        doc,
+        rec,
         warnings: check.warnings,
         cx,
-        name: opts.name.clone(),
-        started,
+        name: opts.out.name.clone(),
     };
     measure(&mut db, &backend, m, stop, observer)
 }
@@ -221,12 +210,10 @@ pub fn run<D: Database>(
 struct Measure {
     spec: WorkloadSpec,
     probes: Probes,
-    dir: ResultDir,
-    doc: DbResult,
+    rec: DbRecorder,
     warnings: Vec<String>,
     cx: Context,
     name: String,
-    started: Instant,
 }
 
 /// Runs the work loop, writes the time series, ASH samples, result.json
@@ -241,23 +228,19 @@ fn measure<D: Database>(
     let Measure {
         spec,
         probes,
-        dir,
-        mut doc,
+        mut rec,
         mut warnings,
         cx,
         name,
-        started,
     } = m;
-    let outcome = work(backend, &spec, &probes, &dir, stop, observer);
+    let outcome = work(backend, &spec, &probes, &rec, stop, observer);
     observer.ended();
     let (outcome, ts_error) = match outcome {
         Ok(o) => o,
         Err(e) => {
-            // Nothing was measured (a session could not connect).
-            doc.status = Status::Failed;
-            doc.error = Some(e.to_string());
-            doc.duration_s = started.elapsed().as_secs_f64();
-            dir.write_result(&doc)?;
+            // Nothing was measured (a session could not connect): the
+            // recorder, dropped, writes the result as failed with this error.
+            rec.doc.error = Some(e.to_string());
             return Err(e);
         }
     };
@@ -271,18 +254,15 @@ fn measure<D: Database>(
             "timeseries.csv could not be written completely: {e}"
         ));
     }
-    doc.duration_s = started.elapsed().as_secs_f64();
     let interrupted = outcome.interrupted || stop.load(Ordering::SeqCst);
-    doc.status = Status::ended(error.is_some(), interrupted);
-    doc.error = error;
+    let status = Status::ended(error.is_some(), interrupted);
     let cache = report::cache_verdict(&outcome, &cx);
-    warnings.extend(outcome_warnings(&outcome, &spec, &cache, doc.status));
+    warnings.extend(outcome_warnings(&outcome, &spec, &cache, status));
     let mut summary = report::summary(&outcome, &spec, &cache);
     db.decorate(&mut summary);
-    doc.summary = Some(summary);
-    doc.extra.warnings = Some(warnings.clone());
-    dir.write_result(&doc)?;
-    let status = serde_json::to_value(doc.status).unwrap_or_default();
+    rec.doc.summary = Some(summary);
+    rec.doc.extra.warnings = Some(warnings.clone());
+    let status = serde_json::to_value(status).unwrap_or_default();
     let text = report::summary_text(
         &name,
         status.as_str().unwrap_or(""),
@@ -292,11 +272,11 @@ fn measure<D: Database>(
         &cache,
         &warnings,
     );
-    dir.write_file("summary.txt", text.as_bytes())?;
+    rec.finish(error, interrupted, &text)?;
     Ok(RunReport {
-        doc,
+        doc: rec.doc.clone(),
         text,
-        dir: dir.path().to_path_buf(),
+        dir: rec.path().to_path_buf(),
     })
 }
 
@@ -306,16 +286,14 @@ fn work<B: Backend>(
     backend: &B,
     spec: &WorkloadSpec,
     probes: &Probes,
-    dir: &ResultDir,
+    rec: &DbRecorder,
     stop: &AtomicBool,
     observer: &mut dyn RunObserver,
 ) -> Result<(RunOutcome, Option<String>), DbError> {
     let total_s = (spec.warmup + spec.runtime).as_secs_f64();
-    let io = |what: &str, e| DbError::io(what, &dir.path().join("timeseries.csv"), e);
-    let mut ts = dir.append("timeseries.csv")?;
-    writeln!(ts, "{TS_HEADER}").map_err(|e| io("writing", e))?;
-    let mut ash = dir.append("ash.csv")?;
-    writeln!(ash, "t_s,event,sessions").map_err(|e| io("writing", e))?;
+    let header: Vec<&str> = TS_HEADER.split(',').collect();
+    let mut ts = rec.series("timeseries.csv", &header)?;
+    let mut ash = rec.series("ash.csv", &["t_s", "event", "sessions"])?;
     let ts_err: Mutex<Option<String>> = Mutex::new(None);
     let outcome = crate::run::run(
         backend,
@@ -323,18 +301,18 @@ fn work<B: Backend>(
         probes,
         stop,
         &mut |row: &SecondRow| {
-            if let Err(e) = writeln!(ts, "{}", ts_row(row)).and_then(|_| ts.flush()) {
+            // The row's fields are numbers and the phase: none holds a comma.
+            if let Err(e) = ts.row(ts_row(row).split(',')) {
                 ts_err.lock().unwrap().get_or_insert(e.to_string());
             }
             observer.second(row, total_s);
         },
         &mut |t, waits| {
             for (ev, n) in waits {
-                let _ = writeln!(ash, "{t:.1},{ev},{n}");
+                let _ = ash.row([format!("{t:.1}"), ev.to_string(), n.to_string()]);
             }
         },
     )?;
-    let _ = ash.flush();
     Ok((outcome, ts_err.into_inner().unwrap()))
 }
 
@@ -496,9 +474,10 @@ mod tests {
                 seed: 1,
             },
             evict: false,
-            name: "t".into(),
-            output: Some(dir.join("r")),
-            results_root: dir.to_path_buf(),
+            out: Output {
+                name: "t".into(),
+                dir: Some(dir.join("r")),
+            },
         }
     }
 

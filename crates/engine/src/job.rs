@@ -41,22 +41,30 @@ impl TimeRow {
     /// CSV header matching [`TimeRow::csv`].
     pub const CSV_HEADER: &'static str = "sec,phase,interval_s,read_iops,read_mbps,read_lat_mean_us,read_lat_p99_us,write_iops,write_mbps,write_lat_mean_us,write_lat_p99_us";
 
+    /// The columns of [`TimeRow::CSV_HEADER`].
+    pub fn csv_header() -> Vec<&'static str> {
+        Self::CSV_HEADER.split(',').collect()
+    }
+
+    /// The row's fields, in the order of [`TimeRow::CSV_HEADER`].
+    pub fn fields(&self) -> Vec<String> {
+        let mut f = vec![
+            self.sec.to_string(),
+            (if self.ramp { "ramp" } else { "run" }).to_string(),
+            format!("{:.3}", self.interval_s),
+        ];
+        for r in [&self.read, &self.write] {
+            f.push(format!("{:.1}", r.iops));
+            f.push(format!("{:.3}", r.mbps));
+            f.push(format!("{:.2}", r.lat_mean_us));
+            f.push(format!("{:.2}", r.lat_p99_us));
+        }
+        f
+    }
+
     /// The row as CSV.
     pub fn csv(&self) -> String {
-        let d = |r: &RowDir| {
-            format!(
-                "{:.1},{:.3},{:.2},{:.2}",
-                r.iops, r.mbps, r.lat_mean_us, r.lat_p99_us
-            )
-        };
-        format!(
-            "{},{},{:.3},{},{}",
-            self.sec,
-            if self.ramp { "ramp" } else { "run" },
-            self.interval_s,
-            d(&self.read),
-            d(&self.write)
-        )
+        self.fields().join(",")
     }
 }
 

@@ -4,6 +4,7 @@
 //! measures them.
 
 pub mod buffers;
+pub mod command;
 pub mod dist;
 pub mod engines;
 pub mod rng;

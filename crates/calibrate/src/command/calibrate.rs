@@ -6,17 +6,15 @@ use crate::calibrate::{self, CalibrateConfig, Calibration, Event, IoKind};
 use crate::ladder::Phase;
 use iolens_core::result::calibrate::{CalibrateResult, CalibrateSections, CalibrateSummary};
 use iolens_core::result::record::Recorder;
-use iolens_core::result::{ResultError, Status, TargetInfo};
+use iolens_core::result::{ResultError, Status};
 use iolens_core::{Classify, ErrorKind, Output};
+use iolens_engine::command::target_infos;
 use iolens_engine::{JobError, TargetError, TargetSet};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// How `result.json` describes the opened targets (its `targets`).
-pub type DescribeTargets = fn(&TargetSet) -> Vec<TargetInfo>;
 
 /// The recorder of a calibration's result directory.
 type CalibrateRecorder = Recorder<Option<CalibrateSummary>, CalibrateSections>;
@@ -105,20 +103,19 @@ impl CalibrateReport {
 }
 
 /// Runs `cfg` (validated) and writes its result directory where `output`
-/// says; `describe` names the opened targets in `result.json`. `stop` ends
+/// says. `stop` ends
 /// the calibration early, keeping every finished step; `progress` hears
 /// where it stands. A failure during the steps is the report's status; an
 /// error before the first step is returned.
 pub fn run(
     cfg: &CalibrateConfig,
     output: &Output,
-    describe: DescribeTargets,
     stop: &AtomicBool,
     progress: &mut dyn FnMut(&StepProgress),
 ) -> Result<CalibrateReport, CalibrateError> {
     let targets = Arc::new(TargetSet::open(&cfg.open_spec())?);
     let mut doc = CalibrateResult::new("calibrate", &output.name);
-    doc.targets = describe(&targets);
+    doc.targets = target_infos(&targets);
     doc.config = serde_json::to_value(cfg).unwrap_or_default();
     let mut rec = Recorder::start(output.create()?, doc, Instant::now())?;
     let cal = measure(cfg, &targets, &mut rec, stop, progress)?;

@@ -3,7 +3,6 @@
 
 use crate::args::OutputArgs;
 use crate::errors::usage;
-use crate::output::RESULTS_ROOT;
 use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
 use iolens_core::{ByteSize, DurationArg};
@@ -251,9 +250,7 @@ impl DbRunArgs {
                 seed: a.seed,
             },
             evict: !a.no_evict,
-            name: a.out.name.clone().unwrap_or_else(|| "db".into()),
-            output: a.out.output.clone(),
-            results_root: PathBuf::from(RESULTS_ROOT),
+            out: a.out.output("db"),
         }
     }
 }
