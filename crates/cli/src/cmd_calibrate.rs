@@ -4,7 +4,7 @@
 
 use crate::args::{EngineArg, LayoutArg, OutputArgs};
 use crate::errors::usage;
-use crate::output::Progress;
+use crate::output::{print_result, Progress};
 use anyhow::Result;
 use clap::Args;
 use iolens_calibrate::calibrate::CalibrateConfig;
@@ -114,11 +114,11 @@ pub fn run(a: CalibrateArgs) -> Result<u8> {
     );
     progress.clear();
     let report = report?;
-    if a.out.json {
-        println!("{}", serde_json::to_string_pretty(&report.doc)?);
-    } else {
-        print!("{}", report.text);
-        println!("result: {}", report.dir.display());
-    }
+    print_result(
+        &a.out,
+        &report.doc,
+        &report.text,
+        &report.dir.display().to_string(),
+    )?;
     Ok(report.exit_code() as u8)
 }

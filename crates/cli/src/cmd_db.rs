@@ -7,7 +7,7 @@ mod args;
 pub use args::DbArgs;
 use args::{DbCommand, DbKind, DbRunArgs, ServerArgs, SetupArgs, TeardownArgs};
 
-use crate::output::{progress_shown, Progress};
+use crate::output::{print_result, progress_shown, Progress};
 use anyhow::Result;
 use iolens_core::interrupt::STOP;
 use iolens_db::command::{self, RunObserver, RunReport};
@@ -116,12 +116,12 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
         }
     };
     let report = report?;
-    if a.out.json {
-        println!("{}", serde_json::to_string_pretty(&report.doc)?);
-    } else {
-        print!("{}", report.text);
-        println!("result: {}", report.dir.display());
-    }
+    print_result(
+        &a.out,
+        &report.doc,
+        &report.text,
+        &report.dir.display().to_string(),
+    )?;
     Ok(report.exit_code() as u8)
 }
 

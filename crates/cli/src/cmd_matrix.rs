@@ -6,7 +6,7 @@ mod args;
 
 pub use args::MatrixArgs;
 
-use crate::output::{progress_shown, Progress};
+use crate::output::{print_result, progress_shown, Progress};
 use anyhow::Result;
 use iolens_calibrate::command;
 use iolens_calibrate::matrix::{MatrixConfig, MatrixEvent};
@@ -39,12 +39,8 @@ pub fn run(a: MatrixArgs) -> Result<u8> {
     );
     progress.clear();
     let report = report?;
-    if a.out.json {
-        println!("{}", serde_json::to_string_pretty(&report.doc)?);
-    } else {
-        print!("{}", report.text);
-        println!("result: {} ({}_*)", report.dir.display(), report.prefix);
-    }
+    let dir = format!("{} ({}_*)", report.dir.display(), report.prefix);
+    print_result(&a.out, &report.doc, &report.text, &dir)?;
     Ok(report.exit_code() as u8)
 }
 

@@ -3,7 +3,7 @@
 
 use crate::args::RunArgs;
 use crate::errors::usage;
-use crate::output::{progress_shown, Progress};
+use crate::output::{print_result, progress_shown, Progress};
 use anyhow::Result;
 use iolens_core::interrupt::STOP;
 use iolens_engine::command;
@@ -59,12 +59,12 @@ pub fn run(a: RunArgs) -> Result<u8> {
     });
     progress.clear();
     let report = report?;
-    if a.out.json {
-        println!("{}", serde_json::to_string_pretty(&report.doc)?);
-    } else {
-        print!("{}", report.text);
-        println!("result: {}", report.dir.display());
-    }
+    print_result(
+        &a.out,
+        &report.doc,
+        &report.text,
+        &report.dir.display().to_string(),
+    )?;
     Ok(report.exit_code() as u8)
 }
 

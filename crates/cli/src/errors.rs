@@ -39,7 +39,6 @@ fn classify(e: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
         .or_else(|| kind::<iolens_sweep::SweepError>(e))
         .or_else(|| kind::<iolens_report::ReportError>(e))
         .or_else(|| kind::<iolens_db::DbError>(e))
-        .or_else(|| kind::<iolens_calibrate::command::calibrate::CalibrateError>(e))
         .or_else(|| kind::<iolens_assess::AssessError>(e))
 }
 

@@ -21,6 +21,23 @@ impl OutputArgs {
     }
 }
 
+/// Prints a measuring command's outcome: `result.json` with `--json`, else
+/// the summary text and the line naming the result directory.
+pub fn print_result(
+    o: &OutputArgs,
+    doc: &impl serde::Serialize,
+    text: &str,
+    dir: &str,
+) -> anyhow::Result<()> {
+    if o.json {
+        println!("{}", serde_json::to_string_pretty(doc)?);
+    } else {
+        print!("{text}");
+        println!("result: {dir}");
+    }
+    Ok(())
+}
+
 /// Whether live progress is drawn: on a terminal only, and never when quiet.
 pub fn progress_shown(quiet: bool) -> bool {
     !quiet && std::io::stderr().is_terminal()

@@ -6,10 +6,10 @@ use crate::calibrate::{self, CalibrateConfig, Calibration, Event, IoKind};
 use crate::ladder::Phase;
 use iolens_core::result::calibrate::{CalibrateResult, CalibrateSections, CalibrateSummary};
 use iolens_core::result::record::Recorder;
-use iolens_core::result::{ResultError, Status};
-use iolens_core::{Classify, ErrorKind, Output};
+use iolens_core::result::Status;
+use iolens_core::Output;
 use iolens_engine::command::target_infos;
-use iolens_engine::{JobError, TargetError, TargetSet};
+use iolens_engine::TargetSet;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -19,28 +19,9 @@ use std::time::Instant;
 /// The recorder of a calibration's result directory.
 type CalibrateRecorder = Recorder<Option<CalibrateSummary>, CalibrateSections>;
 
-/// Errors that stop a calibration before it has a result of its own.
-#[derive(Debug, thiserror::Error)]
-pub enum CalibrateError {
-    /// The targets could not be opened (or created).
-    #[error(transparent)]
-    Target(#[from] TargetError),
-    /// A step could not be run as planned.
-    #[error(transparent)]
-    Job(#[from] JobError),
-    /// The result directory could not be created or written.
-    #[error(transparent)]
-    Result(#[from] ResultError),
-}
-
-impl Classify for CalibrateError {
-    fn kind(&self) -> ErrorKind {
-        match self {
-            CalibrateError::Target(_) | CalibrateError::Job(_) => ErrorKind::BadInput,
-            CalibrateError::Result(e) => e.kind(),
-        }
-    }
-}
+/// Errors that stop a calibration before it has a result of its own: the
+/// same as any measuring command's (targets, job, result directory).
+pub use iolens_engine::command::CommandError as CalibrateError;
 
 /// Where a calibration stands, about every 50 ms while a step runs.
 #[derive(Clone, Debug)]
