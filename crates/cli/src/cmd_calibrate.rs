@@ -113,12 +113,6 @@ pub fn run(a: CalibrateArgs) -> Result<u8> {
         &mut |p| progress.line(&p.to_string()),
     );
     progress.clear();
-    let report = report?;
-    print_result(
-        &a.out,
-        &report.doc,
-        &report.text,
-        &report.dir.display().to_string(),
-    )?;
-    Ok(report.exit_code() as u8)
+    let r = report?;
+    print_result(&a.out, &r.doc, &r.text, r.dir.display(), r.exit_code())
 }

@@ -115,14 +115,8 @@ fn run_db(a: DbRunArgs) -> Result<u8> {
             command::run(open, &opts, &STOP, &mut progress)
         }
     };
-    let report = report?;
-    print_result(
-        &a.out,
-        &report.doc,
-        &report.text,
-        &report.dir.display().to_string(),
-    )?;
-    Ok(report.exit_code() as u8)
+    let r = report?;
+    print_result(&a.out, &r.doc, &r.text, r.dir.display(), r.exit_code())
 }
 
 fn teardown(a: TeardownArgs) -> Result<u8> {

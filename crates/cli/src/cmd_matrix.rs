@@ -40,8 +40,7 @@ pub fn run(a: MatrixArgs) -> Result<u8> {
     progress.clear();
     let report = report?;
     let dir = format!("{} ({}_*)", report.dir.display(), report.prefix);
-    print_result(&a.out, &report.doc, &report.text, &dir)?;
-    Ok(report.exit_code() as u8)
+    print_result(&a.out, &report.doc, &report.text, dir, report.exit_code())
 }
 
 /// The point that runs, for the progress bar.

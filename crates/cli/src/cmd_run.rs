@@ -58,14 +58,8 @@ pub fn run(a: RunArgs) -> Result<u8> {
         progress.line(&progress_line(row));
     });
     progress.clear();
-    let report = report?;
-    print_result(
-        &a.out,
-        &report.doc,
-        &report.text,
-        &report.dir.display().to_string(),
-    )?;
-    Ok(report.exit_code() as u8)
+    let r = report?;
+    print_result(&a.out, &r.doc, &r.text, r.dir.display(), r.exit_code())
 }
 
 /// The live progress line of one second.

@@ -21,21 +21,23 @@ impl OutputArgs {
     }
 }
 
-/// Prints a measuring command's outcome: `result.json` with `--json`, else
-/// the summary text and the line naming the result directory.
+/// Prints a measuring command's outcome — `result.json` with `--json`, else
+/// the summary text and the line naming the result directory — and passes
+/// on its exit code.
 pub fn print_result(
     o: &OutputArgs,
     doc: &impl serde::Serialize,
     text: &str,
-    dir: &str,
-) -> anyhow::Result<()> {
+    dir: impl std::fmt::Display,
+    exit_code: i32,
+) -> anyhow::Result<u8> {
     if o.json {
         println!("{}", serde_json::to_string_pretty(doc)?);
     } else {
         print!("{text}");
         println!("result: {dir}");
     }
-    Ok(())
+    Ok(exit_code as u8)
 }
 
 /// Whether live progress is drawn: on a terminal only, and never when quiet.
