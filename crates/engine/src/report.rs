@@ -157,6 +157,21 @@ pub fn summary_text(
     warnings: &[String],
 ) -> String {
     let mut t = String::new();
+    job_line(&mut t, name, spec);
+    let _ = writeln!(t, "status: {status}, measured {:.2} s", o.measured_s);
+    io_lines(&mut t, o);
+    resource_lines(&mut t, o);
+    if let Some(e) = &o.error {
+        let _ = writeln!(t, "error: {e}");
+    }
+    for w in warnings {
+        let _ = writeln!(t, "warning: {w}");
+    }
+    t
+}
+
+/// The first line: what the job did.
+fn job_line(t: &mut String, name: &str, spec: &JobSpec) {
     let bs = match &spec.bs_split {
         Some(s) => {
             s.0.iter()
@@ -178,7 +193,10 @@ pub fn summary_text(
         spec.rate_iops
             .map_or(String::new(), |r| format!(" rate={r}/s"))
     );
-    let _ = writeln!(t, "status: {status}, measured {:.2} s", o.measured_s);
+}
+
+/// Read, write and sync: rates and latencies.
+fn io_lines(t: &mut String, o: &JobOutcome) {
     let secs = o.measured_s.max(1e-9);
     for (label, d) in [("read", &o.read), ("write", &o.write)] {
         if d.ops == 0 {
@@ -211,6 +229,10 @@ pub fn summary_text(
             l.max
         );
     }
+}
+
+/// CPU, devices and verification.
+fn resource_lines(t: &mut String, o: &JobOutcome) {
     let ops = o.read.ops + o.write.ops;
     let cpu = o.cpu.total_s();
     let _ = writeln!(
@@ -243,11 +265,4 @@ pub fn summary_text(
             o.verify.checked, o.verify.unstamped
         );
     }
-    if let Some(e) = &o.error {
-        let _ = writeln!(t, "error: {e}");
-    }
-    for w in warnings {
-        let _ = writeln!(t, "warning: {w}");
-    }
-    t
 }

@@ -105,23 +105,62 @@ fn sequential(p: &Point) -> bool {
 
 /// Builds the comparison. `slo_us` adds the "IOPS within SLO" row.
 pub fn compare(groups: &[Group], slo_us: Option<f64>) -> Comparison {
-    let mut rows: Vec<Row> = Vec::new();
-    let n = groups.len();
-    let text_row = |rows: &mut Vec<Row>, key, label: &str, f: &dyn Fn(&Group) -> Option<String>| {
-        let values: Vec<Cell> = groups
-            .iter()
-            .map(|g| f(g).map_or(Cell::Empty, Cell::Text))
-            .collect();
+    let mut rows = Rows {
+        groups,
+        rows: Vec::new(),
+    };
+    identity_rows(&mut rows);
+    iops_rows(&mut rows, slo_us);
+    throughput_rows(&mut rows);
+    db_rows(&mut rows);
+    Comparison {
+        labels: groups.iter().map(|g| g.label.clone()).collect(),
+        rows: rows.rows,
+    }
+}
+
+/// The rows being built: one cell per group, and a row is kept only when some group has a value.
+struct Rows<'a> {
+    groups: &'a [Group],
+    rows: Vec<Row>,
+}
+
+impl Rows<'_> {
+    fn push(&mut self, key: &'static str, label: &str, ratio: bool, cell: impl Fn(&Group) -> Cell) {
+        let values: Vec<Cell> = self.groups.iter().map(cell).collect();
         if values.iter().any(|c| *c != Cell::Empty) {
-            rows.push(Row {
+            self.rows.push(Row {
                 label: label.to_string(),
                 key,
                 values,
-                ratio: false,
+                ratio,
             });
         }
-    };
-    text_row(&mut rows, "host", "host", &|g| {
+    }
+
+    fn text(&mut self, key: &'static str, label: &str, f: impl Fn(&Group) -> Option<String>) {
+        self.push(key, label, false, |g| f(g).map_or(Cell::Empty, Cell::Text));
+    }
+
+    fn num(
+        &mut self,
+        key: &'static str,
+        label: &str,
+        ratio: bool,
+        f: impl Fn(&Group) -> Option<f64>,
+    ) {
+        self.push(key, label, ratio, |g| f(g).map_or(Cell::Empty, Cell::Num));
+    }
+}
+
+/// The figure `key` of a point.
+fn fig_of(key: &'static str) -> impl Fn(&Point) -> Option<f64> {
+    move |p: &Point| p.figures.get(key)
+}
+
+/// Which hosts and kinds each group holds, and how many of its points finished.
+fn identity_rows(rows: &mut Rows) {
+    rows.text("host", "host", |g| {
         let mut h: Vec<&str> = g
             .points
             .iter()
@@ -132,35 +171,23 @@ pub fn compare(groups: &[Group], slo_us: Option<f64>) -> Comparison {
         h.dedup();
         (!h.is_empty()).then(|| h.join(", "))
     });
-    text_row(&mut rows, "kind", "kind", &|g| {
+    rows.text("kind", "kind", |g| {
         let mut k: Vec<&str> = g.points.iter().map(|p| p.kind.as_str()).collect();
         k.sort();
         k.dedup();
         (!k.is_empty()).then(|| k.join(", "))
     });
-    text_row(&mut rows, "points", "points (finished / all)", &|g| {
+    rows.text("points", "points (finished / all)", |g| {
         Some(format!("{} / {}", usable(g).count(), g.points.len()))
     });
-    let num_row =
-        |rows: &mut Vec<Row>, key, label: &str, ratio: bool, f: &dyn Fn(&Group) -> Option<f64>| {
-            let values: Vec<Cell> = groups
-                .iter()
-                .map(|g| f(g).map_or(Cell::Empty, Cell::Num))
-                .collect();
-            if values.iter().any(|c| *c != Cell::Empty) {
-                rows.push(Row {
-                    label: label.to_string(),
-                    key,
-                    values,
-                    ratio,
-                });
-            }
-        };
-    let fig = |key: &'static str| move |p: &Point| p.figures.get(key);
-    num_row(&mut rows, "max_iops", "max IOPS", true, &|g| {
-        max_by_fig(g, "iops").and_then(fig("iops"))
+}
+
+/// The best IOPS, its latencies, and the IOPS within the SLO.
+fn iops_rows(rows: &mut Rows, slo_us: Option<f64>) {
+    rows.num("max_iops", "max IOPS", true, |g| {
+        max_by_fig(g, "iops").and_then(fig_of("iops"))
     });
-    text_row(&mut rows, "max_iops_at", "max IOPS at", &|g| {
+    rows.text("max_iops_at", "max IOPS at", |g| {
         max_by_fig(g, "iops").map(|p| {
             let l = p.params_label();
             if l.is_empty() {
@@ -170,34 +197,26 @@ pub fn compare(groups: &[Group], slo_us: Option<f64>) -> Comparison {
             }
         })
     });
-    num_row(
-        &mut rows,
+    rows.num(
         "lat_mean_at_max_iops_us",
         "mean latency at max IOPS (µs)",
         true,
-        &|g| max_by_fig(g, "iops").and_then(|p| p.figures.lat_mean_us()),
+        |g| max_by_fig(g, "iops").and_then(|p| p.figures.lat_mean_us()),
     );
-    num_row(
-        &mut rows,
+    rows.num(
         "lat_p99_at_max_iops_us",
         "p99 latency at max IOPS (µs)",
         true,
-        &|g| max_by_fig(g, "iops").and_then(|p| p.figures.lat_p99_us()),
+        |g| max_by_fig(g, "iops").and_then(|p| p.figures.lat_p99_us()),
     );
-    num_row(
-        &mut rows,
-        "min_lat_mean_us",
-        "lowest mean latency (µs)",
-        true,
-        &|g| {
-            usable(g)
-                .filter_map(|p| p.figures.lat_mean_us())
-                .min_by(f64::total_cmp)
-        },
-    );
+    rows.num("min_lat_mean_us", "lowest mean latency (µs)", true, |g| {
+        usable(g)
+            .filter_map(|p| p.figures.lat_mean_us())
+            .min_by(f64::total_cmp)
+    });
     if let Some(slo) = slo_us {
         let label = format!("IOPS within {} (mean and p99)", fmt::latency_us(slo));
-        num_row(&mut rows, "iops_within_slo", &label, true, &|g| {
+        rows.num("iops_within_slo", &label, true, |g| {
             let a = Analysis::new(&g.points, slo);
             a.series
                 .iter()
@@ -205,65 +224,56 @@ pub fn compare(groups: &[Group], slo_us: Option<f64>) -> Comparison {
                 .max_by(f64::total_cmp)
         });
     }
-    num_row(&mut rows, "max_mbps", "max MB/s", true, &|g| {
-        max_by_fig(g, "mbps").and_then(fig("mbps"))
+}
+
+/// Bandwidth and CPU efficiency.
+fn throughput_rows(rows: &mut Rows) {
+    rows.num("max_mbps", "max MB/s", true, |g| {
+        max_by_fig(g, "mbps").and_then(fig_of("mbps"))
     });
-    num_row(&mut rows, "seq_mbps", "sequential MB/s", true, &|g| {
+    rows.num("seq_mbps", "sequential MB/s", true, |g| {
         usable(g)
             .filter(|p| sequential(p))
             .filter_map(|p| p.figures.get("mbps"))
             .max_by(f64::total_cmp)
     });
-    num_row(
-        &mut rows,
-        "iops_per_cpu_s",
-        "IOPS per CPU-second",
-        true,
-        &|g| max_by_fig(g, "iops_per_cpu_s").and_then(fig("iops_per_cpu_s")),
-    );
-    num_row(
-        &mut rows,
+    rows.num("iops_per_cpu_s", "IOPS per CPU-second", true, |g| {
+        max_by_fig(g, "iops_per_cpu_s").and_then(fig_of("iops_per_cpu_s"))
+    });
+}
+
+/// The database's own figures.
+fn db_rows(rows: &mut Rows) {
+    rows.num(
         "db_physical_read_iops",
         "db physical read IOPS",
         true,
-        &|g| max_by_fig(g, "db_physical_read_iops").and_then(fig("db_physical_read_iops")),
+        |g| max_by_fig(g, "db_physical_read_iops").and_then(fig_of("db_physical_read_iops")),
     );
-    num_row(
-        &mut rows,
+    rows.num(
         "db_read_lat_us",
         "db read latency at max db IOPS (µs)",
         true,
-        &|g| max_by_fig(g, "db_physical_read_iops").and_then(fig("db_read_lat_us")),
+        |g| max_by_fig(g, "db_physical_read_iops").and_then(fig_of("db_read_lat_us")),
     );
-    num_row(
-        &mut rows,
-        "os_read_iops",
-        "device reads/s at max db IOPS",
-        true,
-        &|g| max_by_fig(g, "db_physical_read_iops").and_then(fig("os_read_iops")),
-    );
-    num_row(
-        &mut rows,
+    rows.num("os_read_iops", "device reads/s at max db IOPS", true, |g| {
+        max_by_fig(g, "db_physical_read_iops").and_then(fig_of("os_read_iops"))
+    });
+    rows.num(
         "os_cache_hit_pct",
         "db reads served by the OS page cache (%)",
         false,
-        &|g| max_by_fig(g, "db_physical_read_iops").and_then(fig("os_cache_hit_pct")),
+        |g| max_by_fig(g, "db_physical_read_iops").and_then(fig_of("os_cache_hit_pct")),
     );
-    num_row(
-        &mut rows,
+    rows.num(
         "db_reads_per_cpu_s",
         "db reads per DB CPU-second",
         true,
-        &|g| max_by_fig(g, "db_reads_per_cpu_s").and_then(fig("db_reads_per_cpu_s")),
+        |g| max_by_fig(g, "db_reads_per_cpu_s").and_then(fig_of("db_reads_per_cpu_s")),
     );
-    num_row(&mut rows, "db_tps", "db transactions/s", true, &|g| {
-        max_by_fig(g, "db_tps").and_then(fig("db_tps"))
+    rows.num("db_tps", "db transactions/s", true, |g| {
+        max_by_fig(g, "db_tps").and_then(fig_of("db_tps"))
     });
-    let _ = n;
-    Comparison {
-        labels: groups.iter().map(|g| g.label.clone()).collect(),
-        rows,
-    }
 }
 
 fn show(c: &Cell, key: &str) -> String {

@@ -103,25 +103,7 @@ pub fn page(
         }
     }
 
-    h.push_str("<h2>Points</h2>\n<div class=\"table\"><table>\n<thead><tr>");
-    for c in &table.header_labels {
-        h.push_str(&format!("<th>{}</th>", esc(c)));
-    }
-    h.push_str("</tr></thead>\n<tbody>\n");
-    for (row, status) in table.display_rows.iter().zip(&table.statuses) {
-        let class = if status == "ok" { "" } else { " class=\"bad\"" };
-        h.push_str(&format!("<tr{class}>"));
-        for (i, cell) in row.iter().enumerate() {
-            let numeric = i >= table.first_figure;
-            h.push_str(&format!(
-                "<td{}>{}</td>",
-                if numeric { " class=\"n\"" } else { "" },
-                esc(cell)
-            ));
-        }
-        h.push_str("</tr>\n");
-    }
-    h.push_str("</tbody></table></div>\n");
+    points_table(&mut h, table);
 
     if !warnings.is_empty() {
         h.push_str("<h2>Warnings</h2>\n<ul>\n");
@@ -146,6 +128,29 @@ pub fn page(
     }
     h.push_str("</body>\n</html>\n");
     h
+}
+
+/// The "Points" section: one row per point, failed ones marked.
+fn points_table(h: &mut String, table: &Table) {
+    h.push_str("<h2>Points</h2>\n<div class=\"table\"><table>\n<thead><tr>");
+    for c in &table.header_labels {
+        h.push_str(&format!("<th>{}</th>", esc(c)));
+    }
+    h.push_str("</tr></thead>\n<tbody>\n");
+    for (row, status) in table.display_rows.iter().zip(&table.statuses) {
+        let class = if status == "ok" { "" } else { " class=\"bad\"" };
+        h.push_str(&format!("<tr{class}>"));
+        for (i, cell) in row.iter().enumerate() {
+            let numeric = i >= table.first_figure;
+            h.push_str(&format!(
+                "<td{}>{}</td>",
+                if numeric { " class=\"n\"" } else { "" },
+                esc(cell)
+            ));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</tbody></table></div>\n");
 }
 
 fn strip_decl(svg: &str) -> &str {

@@ -54,6 +54,27 @@ pub struct Point {
 }
 
 impl Point {
+    /// A point with only its place, kind and status: no figures, no parameters, no config.
+    fn bare(dir: PathBuf, id: String, kind: &str, status: &str) -> Point {
+        Point {
+            dir,
+            id,
+            kind: kind.to_string(),
+            name: String::new(),
+            status: status.to_string(),
+            error: None,
+            host: String::new(),
+            started_at: String::new(),
+            sweep: None,
+            params: Vec::new(),
+            config: Value::Null,
+            figures: Figures::default(),
+            warnings: Vec::new(),
+            timeseries: None,
+            sweep_params: None,
+        }
+    }
+
     /// Whether the point counts in charts and knees (finished normally, with figures).
     pub fn usable(&self) -> bool {
         self.status == "ok" && self.figures.iops().is_some()
@@ -274,21 +295,8 @@ fn load_sweep(dir: &Path, id: &str, out: &mut Vec<Point>) -> Result<(), ReportEr
             load_result(&pdir, &pid)?
         } else {
             vec![Point {
-                dir: pdir.clone(),
-                id: pid,
-                kind: kind.to_string(),
-                name: String::new(),
-                status: p.status.as_str().to_string(),
                 error: p.error.clone(),
-                host: String::new(),
-                started_at: String::new(),
-                sweep: None,
-                params: Vec::new(),
-                config: Value::Null,
-                figures: Figures::default(),
-                warnings: Vec::new(),
-                timeseries: None,
-                sweep_params: None,
+                ..Point::bare(pdir.clone(), pid, kind, p.status.as_str())
             }]
         };
         for pt in &mut pts {
@@ -396,21 +404,9 @@ fn derive_params(points: &mut [Point]) {
 #[cfg(test)]
 pub(crate) fn tests_point(dir: &Path, host: &str) -> Point {
     Point {
-        dir: dir.to_path_buf(),
-        id: format!("{host}/p"),
-        kind: "run".into(),
         name: host.into(),
-        status: "ok".into(),
-        error: None,
         host: host.into(),
-        started_at: String::new(),
-        sweep: None,
-        params: Vec::new(),
-        config: Value::Null,
-        figures: Figures::default(),
-        warnings: Vec::new(),
-        timeseries: None,
-        sweep_params: None,
+        ..Point::bare(dir.to_path_buf(), format!("{host}/p"), "run", "ok")
     }
 }
 
