@@ -62,6 +62,8 @@ fn gib(b: u64) -> String {
 }
 
 /// Compares the database's physical reads with the reads the device saw.
+// Long on purpose: one decision (which share of the reads the page cache
+// served, and what to say about it) whose cases read best in one place.
 pub fn cache_verdict(o: &RunOutcome, cx: &Context) -> CacheVerdict {
     let db_reads = o.db.physical_reads;
     let device_reads = o.device.as_ref().map(|d| d.read_ios);
@@ -180,6 +182,60 @@ fn wait_class(ev: &str) -> &str {
 /// `summary` of a `db` result.
 pub fn summary(o: &RunOutcome, spec: &WorkloadSpec, cache: &CacheVerdict) -> DbSummary {
     let s = o.measured_s;
+    let execs: u64 = o.ops.iter().map(|t| t.ops).sum();
+    let updates = o.ops[OpKind::Update.index()].ops;
+    let (waits, background_waits, db_time) = wait_figures(o);
+    let op = |k: OpKind| {
+        let t = &o.ops[k.index()];
+        OpFigures {
+            ops: t.ops,
+            per_s: r2(per_s(t.ops as f64, s)),
+            rows: t.rows,
+            lat_us: t.hist.summary(),
+        }
+    };
+    let update_pct_measured = if execs > 0 {
+        r2(100.0 * updates as f64 / execs as f64)
+    } else {
+        0.0
+    };
+    DbSummary {
+        measured_s: r2(s),
+        warmup_s: r2(o.warmup_s),
+        sessions: spec.sessions,
+        schemas: spec.schemas,
+        db: db_figures(o, cache),
+        os: o.device.as_ref().map(|d| os_figures(d, o.machine_busy_pct)),
+        os_cache_hit_pct: cache.os_cache_hit_pct,
+        cache: CacheFigures {
+            db_physical_reads: cache.db_reads,
+            device_read_ios: cache.device_reads,
+            os_cache_hit_pct: cache.os_cache_hit_pct,
+            os_cache_hit_pct_by_process: cache.by_process_pct,
+            flagged: cache.flagged,
+            verdict: cache.text.clone(),
+            advice: cache.advice.clone(),
+        },
+        db_time_aas: r2(db_time),
+        waits,
+        background_waits,
+        ash_samples: o.ash_samples,
+        ops: DbOps {
+            select: op(OpKind::Select),
+            update: op(OpKind::Update),
+            scan: op(OpKind::Scan),
+        },
+        update_pct_measured,
+        per_session_ops: o.per_session.clone(),
+        cgroup: None,
+    }
+}
+
+/// `summary.db`: the database's own counters over the window, as rates and totals.
+// Long on purpose: one struct literal with a line per figure, in the order of
+// docs/result-schema.md.
+fn db_figures(o: &RunOutcome, cache: &CacheVerdict) -> DbFigures {
+    let s = o.measured_s;
     let db = &o.db;
     let execs: u64 = o.ops.iter().map(|t| t.ops).sum();
     let updates = o.ops[OpKind::Update.index()].ops;
@@ -201,7 +257,7 @@ pub fn summary(o: &RunOutcome, spec: &WorkloadSpec, cache: &CacheVerdict) -> DbS
         (Some(t), Some(n)) if n > 0 => Some(r2(t * 1000.0 / n as f64)),
         _ => None,
     };
-    let dbv = DbFigures {
+    DbFigures {
         logical_reads_per_s: r2(per_s(db.logical_reads as f64, s)),
         physical_read_iops: r2(per_s(db.physical_reads as f64, s)),
         physical_write_iops: db.physical_writes.map(|w| r2(per_s(w as f64, s))),
@@ -263,8 +319,12 @@ pub fn summary(o: &RunOutcome, spec: &WorkloadSpec, cache: &CacheVerdict) -> DbS
                 fsync_time_ms: r.fsync_time_ms,
             })
             .collect(),
-    };
-    let os = o.device.as_ref().map(|d| OsFigures {
+    }
+}
+
+/// `summary.os`: what the device under the data saw over the window.
+fn os_figures(d: &iolens_probe::DiskDelta, machine_busy_pct: f64) -> OsFigures {
+    OsFigures {
         device: d.device.clone(),
         read_iops: r2(per_s(d.read_ios as f64, d.interval_s)),
         write_iops: r2(per_s(d.write_ios as f64, d.interval_s)),
@@ -279,8 +339,12 @@ pub fn summary(o: &RunOutcome, spec: &WorkloadSpec, cache: &CacheVerdict) -> DbS
         read_bytes: d.read_bytes,
         write_bytes: d.write_bytes,
         flush_ios: d.flush_ios,
-        machine_cpu_busy_pct: r2(o.machine_busy_pct),
-    });
+        machine_cpu_busy_pct: r2(machine_busy_pct),
+    }
+}
+
+/// `summary.waits` and `summary.background_waits`, and the DB time (AAS).
+fn wait_figures(o: &RunOutcome) -> (Vec<Wait>, Vec<Wait>, f64) {
     let (fg, bg) = split_waits(o);
     let db_time: f64 = fg.iter().map(|w| w.1).sum();
     let waits = fg
@@ -305,50 +369,7 @@ pub fn summary(o: &RunOutcome, spec: &WorkloadSpec, cache: &CacheVerdict) -> DbS
             pct_db_time: None,
         })
         .collect();
-    let op = |k: OpKind| {
-        let t = &o.ops[k.index()];
-        OpFigures {
-            ops: t.ops,
-            per_s: r2(per_s(t.ops as f64, s)),
-            rows: t.rows,
-            lat_us: t.hist.summary(),
-        }
-    };
-    let update_pct_measured = if execs > 0 {
-        r2(100.0 * updates as f64 / execs as f64)
-    } else {
-        0.0
-    };
-    DbSummary {
-        measured_s: r2(s),
-        warmup_s: r2(o.warmup_s),
-        sessions: spec.sessions,
-        schemas: spec.schemas,
-        db: dbv,
-        os,
-        os_cache_hit_pct: cache.os_cache_hit_pct,
-        cache: CacheFigures {
-            db_physical_reads: cache.db_reads,
-            device_read_ios: cache.device_reads,
-            os_cache_hit_pct: cache.os_cache_hit_pct,
-            os_cache_hit_pct_by_process: cache.by_process_pct,
-            flagged: cache.flagged,
-            verdict: cache.text.clone(),
-            advice: cache.advice.clone(),
-        },
-        db_time_aas: r2(db_time),
-        waits,
-        background_waits,
-        ash_samples: o.ash_samples,
-        ops: DbOps {
-            select: op(OpKind::Select),
-            update: op(OpKind::Update),
-            scan: op(OpKind::Scan),
-        },
-        update_pct_measured,
-        per_session_ops: o.per_session.clone(),
-        cgroup: None,
-    }
+    (waits, background_waits, db_time)
 }
 
 fn num(v: f64) -> String {
@@ -379,10 +400,27 @@ pub fn summary_text(
     warnings: &[String],
 ) -> String {
     let mut t = String::new();
+    header_text(&mut t, name, status, o, spec, cx);
+    let (fg, bg) = split_waits(o);
+    let db_time: f64 = fg.iter().map(|w| w.1).sum();
+    load_profile_text(&mut t, o, db_time);
+    top_events_text(&mut t, o, &fg, &bg, db_time);
+    io_profile_text(&mut t, o);
+    operations_text(&mut t, o);
+    verdict_text(&mut t, cache, warnings);
+    t
+}
+
+/// The header: run, server, workload, window.
+fn header_text(
+    t: &mut String,
+    name: &str,
+    status: &str,
+    o: &RunOutcome,
+    spec: &WorkloadSpec,
+    cx: &Context,
+) {
     let s = o.measured_s;
-    let db = &o.db;
-    let updates = o.ops[OpKind::Update.index()].ops as f64;
-    let execs: f64 = o.ops.iter().map(|x| x.ops as f64).sum();
     let _ = writeln!(t, "iolens db {name}: {status}");
     let _ = writeln!(t, "{}", cx.server_version);
     let _ = writeln!(
@@ -413,8 +451,14 @@ pub fn summary_text(
     if let Some(e) = &o.error {
         let _ = writeln!(t, "error: {e}");
     }
-    let (fg, bg) = split_waits(o);
-    let db_time: f64 = fg.iter().map(|w| w.1).sum();
+}
+
+/// Load Profile: per second and per transaction.
+fn load_profile_text(t: &mut String, o: &RunOutcome, db_time: f64) {
+    let s = o.measured_s;
+    let db = &o.db;
+    let updates = o.ops[OpKind::Update.index()].ops as f64;
+    let execs: f64 = o.ops.iter().map(|x| x.ops as f64).sum();
     let db_cpu = o.server.map(|u| u.cpu_s());
     let _ = writeln!(
         t,
@@ -463,7 +507,18 @@ pub fn summary_text(
         0.0
     };
     let _ = writeln!(t, "  Buffer hit %: {hit:.2}");
+}
 
+/// Top Events: the sampled waits of the sessions, largest first.
+fn top_events_text(
+    t: &mut String,
+    o: &RunOutcome,
+    fg: &[(String, f64)],
+    bg: &[(String, f64)],
+    db_time: f64,
+) {
+    let s = o.measured_s;
+    let db = &o.db;
     let _ = writeln!(
         t,
         "\nTop Events (ASH: {} samples every 100 ms)",
@@ -512,7 +567,12 @@ pub fn summary_text(
                 .join(", ")
         );
     }
+}
 
+/// IO Profile: the database's blocks, the device, the WAL.
+fn io_profile_text(t: &mut String, o: &RunOutcome) {
+    let s = o.measured_s;
+    let db = &o.db;
     let _ = writeln!(
         t,
         "\nIO Profile                     Read/s     Write/s   Read MB/s  Write MB/s   Read lat"
@@ -566,7 +626,11 @@ pub fn summary_text(
             }
         );
     }
+}
 
+/// Operations: count, rate and latency of each kind.
+fn operations_text(t: &mut String, o: &RunOutcome) {
+    let s = o.measured_s;
     let _ = writeln!(t, "\nOperations             ops        /s      mean       p50       p95       p99       max (us)");
     for k in OpKind::ALL {
         let x = &o.ops[k.index()];
@@ -587,6 +651,10 @@ pub fn summary_text(
             l.max
         );
     }
+}
+
+/// The cache verdict, its advice and the warnings.
+fn verdict_text(t: &mut String, cache: &CacheVerdict, warnings: &[String]) {
     let _ = writeln!(t, "\nCache verdict: {}", cache.text);
     if let Some(p) = cache.by_process_pct {
         let _ = writeln!(
@@ -600,7 +668,6 @@ pub fn summary_text(
     for w in warnings {
         let _ = writeln!(t, "warning: {w}");
     }
-    t
 }
 
 #[cfg(test)]
