@@ -137,15 +137,12 @@ fn an_interrupted_assessment_leaves_nothing_behind() {
         .unwrap();
     // Wait until the first database point has started, then press Ctrl-C
     // (SIGINT to the whole process group, as a terminal does).
-    let started = std::time::Instant::now();
-    while !out.join("db-s1-u0").exists() {
-        assert!(
-            started.elapsed().as_secs() < 90,
-            "the database part never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // The first second of the first point is measured: it is mid-run.
+    let point = out.join("db-s1-u0");
+    assert!(
+        wait_while_running(&mut child, || has_timeseries_row(&point)),
+        "the assessment ended before its database part ran"
+    );
     unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));

@@ -299,9 +299,7 @@ fn managed_cluster_end_to_end() {
         "60s",
         &["--sessions", "2", "--output", o3, "-q"],
     )));
-    assert!(wait_for(Duration::from_secs(60), || has_timeseries_row(
-        &out3
-    )));
+    assert!(wait_while_running(&mut child, || has_timeseries_row(&out3)));
     let pm: i32 = fs::read_to_string(pg.join("data/postmaster.pid"))
         .unwrap()
         .lines()

@@ -13,7 +13,6 @@ use serde_json::{json, Value};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
@@ -230,20 +229,16 @@ fn an_interrupted_sweep_resumes_and_keeps_its_finished_points() {
         .spawn()
         .unwrap();
     // wait until the first point is done and the second one is running
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        assert!(
-            Instant::now() < deadline,
-            "the sweep did not reach its second point"
-        );
-        if sw.join("sweep.json").exists() {
+    let second_running = || {
+        sw.join("sweep.json").exists() && {
             let s = statuses(&sw);
-            if s[0] == "ok" && s[1] == "running" && sw.join("02-qd=2/result.json").exists() {
-                break;
-            }
+            s[0] == "ok" && s[1] == "running" && sw.join("02-qd=2/result.json").exists()
         }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    };
+    assert!(
+        wait_while_running(&mut child, second_running),
+        "the sweep did not reach its second point"
+    );
     // SAFETY: signalling the process this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let st = child.wait().unwrap();

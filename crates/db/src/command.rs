@@ -13,7 +13,7 @@ use crate::database::{Database, LayoutSpec, Loading, SetupReport};
 use crate::error::DbError;
 use crate::report::{self, CacheVerdict, Context};
 use crate::run::{Probes, RunOutcome, SecondRow};
-use crate::timeseries::{ts_row, TS_HEADER};
+use crate::timeseries::{ts_fields, TS_HEADER};
 use crate::workload::{Hotspot, RedoStress, Think, WorkloadSpec};
 use crate::Backend;
 use iolens_core::result::db::{DbResult, DbSections, DbSummary};
@@ -301,8 +301,7 @@ fn work<B: Backend>(
         probes,
         stop,
         &mut |row: &SecondRow| {
-            // The row's fields are numbers and the phase: none holds a comma.
-            if let Err(e) = ts.row(ts_row(row).split(',')) {
+            if let Err(e) = ts.row(ts_fields(row)) {
                 ts_err.lock().unwrap().get_or_insert(e.to_string());
             }
             observer.second(row, total_s);

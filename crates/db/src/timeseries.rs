@@ -10,7 +10,7 @@ physical_writes_per_s,wal_bytes_per_s,dev_read_iops,dev_write_iops,dev_read_mbps
 dev_read_await_ms,db_cpu,aas,aas_cpu,aas_data_file_read,aas_other_io,aas_other";
 
 /// One row of `timeseries.csv` (one second).
-pub fn ts_row(r: &SecondRow) -> String {
+pub fn ts_fields(r: &SecondRow) -> Vec<String> {
     let dt = r.interval_s.max(1e-9);
     let d = r.device.as_ref();
     let fg = |f: &dyn Fn(&str) -> bool| -> f64 {
@@ -18,26 +18,30 @@ pub fn ts_row(r: &SecondRow) -> String {
             .iter()
             .filter(|(k, _)| !k.starts_with("bg:") && f(k))
             .map(|(_, v)| v)
-            .sum()
+            // An empty sum is -0.0, which would print as "-0.00".
+            .fold(0.0, |a, v| a + v)
     };
     let aas = fg(&|_| true);
     let cpu = fg(&|k| k == "CPU");
     let dfr = fg(&|k| k == "IO:DataFileRead");
     let io = fg(&|k| k.starts_with("IO:") && k != "IO:DataFileRead");
     let opt = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_default();
-    format!(
-        "{},{},{:.3},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{},{},{},{},{},{},{},{},{},{:.2},{:.2},{:.2},{:.2},{:.2}",
-        r.sec,
-        r.phase,
-        r.interval_s,
-        r.ops_per_s[0],
-        r.ops_per_s[1],
-        r.ops_per_s[2],
-        r.lat_mean_us[0],
-        r.lat_mean_us[1],
-        r.db.logical_reads as f64 / dt,
-        r.db.physical_reads as f64 / dt,
-        opt(r.db.read_time_ms.filter(|_| r.db.physical_reads > 0).map(|t| t * 1e3 / r.db.physical_reads as f64)),
+    vec![
+        r.sec.to_string(),
+        r.phase.to_string(),
+        format!("{:.3}", r.interval_s),
+        format!("{:.1}", r.ops_per_s[0]),
+        format!("{:.1}", r.ops_per_s[1]),
+        format!("{:.1}", r.ops_per_s[2]),
+        format!("{:.1}", r.lat_mean_us[0]),
+        format!("{:.1}", r.lat_mean_us[1]),
+        format!("{:.1}", r.db.logical_reads as f64 / dt),
+        format!("{:.1}", r.db.physical_reads as f64 / dt),
+        opt(r
+            .db
+            .read_time_ms
+            .filter(|_| r.db.physical_reads > 0)
+            .map(|t| t * 1e3 / r.db.physical_reads as f64)),
         opt(r.db.physical_writes.map(|w| w as f64 / dt)),
         opt(r.db.wal_bytes.map(|w| w as f64 / dt)),
         opt(d.map(|d| d.read_ios as f64 / d.interval_s)),
@@ -46,12 +50,12 @@ pub fn ts_row(r: &SecondRow) -> String {
         opt(d.map(|d| d.write_bytes as f64 / 1e6 / d.interval_s)),
         opt(d.map(|d| d.read_await_ms)),
         opt(r.server_cpu),
-        aas,
-        cpu,
-        dfr,
-        io,
-        aas - cpu - dfr - io
-    )
+        format!("{aas:.2}"),
+        format!("{cpu:.2}"),
+        format!("{dfr:.2}"),
+        format!("{io:.2}"),
+        format!("{:.2}", aas - cpu - dfr - io),
+    ]
 }
 
 /// The live progress line of one second (the run lasts `total_s`).
@@ -61,7 +65,7 @@ pub fn progress_line(row: &SecondRow, total_s: f64) -> String {
         .iter()
         .filter(|(k, _)| !k.starts_with("bg:"))
         .map(|(_, v)| v)
-        .sum();
+        .fold(0.0, |a, v| a + v);
     format!(
         "[{:>4}/{:.0}s]{} {:.0} exec/s | db reads {:.0}/s {} | device reads {:.0}/s | AAS {:.1}",
         row.sec + 1,
@@ -92,6 +96,10 @@ mod tests {
             interval_s: 1.0,
             ..Default::default()
         };
-        assert_eq!(ts_row(&r).split(',').count(), TS_HEADER.split(',').count());
+        assert_eq!(ts_fields(&r).len(), TS_HEADER.split(',').count());
+        assert_eq!(
+            ts_fields(&r).join(","),
+            "0,run,1.000,0.0,0.0,0.0,0.0,0.0,0.0,0.0,,,,,,,,,,0.00,0.00,0.00,0.00,0.00"
+        );
     }
 }

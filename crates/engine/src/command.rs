@@ -167,7 +167,7 @@ mod tests {
         let row = TimeRow::default();
         assert_eq!(row.fields().len(), TimeRow::csv_header().len());
         assert_eq!(
-            row.csv(),
+            row.fields().join(","),
             "0,run,0.000,0.0,0.000,0.00,0.00,0.0,0.000,0.00,0.00"
         );
     }

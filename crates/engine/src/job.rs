@@ -38,7 +38,7 @@ pub struct TimeRow {
 }
 
 impl TimeRow {
-    /// CSV header matching [`TimeRow::csv`].
+    /// CSV header matching [`TimeRow::fields`].
     pub const CSV_HEADER: &'static str = "sec,phase,interval_s,read_iops,read_mbps,read_lat_mean_us,read_lat_p99_us,write_iops,write_mbps,write_lat_mean_us,write_lat_p99_us";
 
     /// The columns of [`TimeRow::CSV_HEADER`].
@@ -60,11 +60,6 @@ impl TimeRow {
             f.push(format!("{:.2}", r.lat_p99_us));
         }
         f
-    }
-
-    /// The row as CSV.
-    pub fn csv(&self) -> String {
-        self.fields().join(",")
     }
 }
 

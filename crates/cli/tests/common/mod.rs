@@ -146,6 +146,21 @@ pub fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
     false
 }
 
+/// Waits until `ready` holds while `child` runs: no clock, so a busy machine
+/// only makes it slower. False when the child ended before `ready` held
+/// (there is nothing left to wait for).
+pub fn wait_while_running(child: &mut Child, mut ready: impl FnMut() -> bool) -> bool {
+    loop {
+        if ready() {
+            return true;
+        }
+        if child.try_wait().unwrap().is_some() {
+            return ready();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Whether the `timeseries.csv` of result directory `dir` has a row under
 /// its header: the first second was measured.
 pub fn has_timeseries_row(dir: &Path) -> bool {
@@ -168,7 +183,7 @@ pub fn interrupt(mut child: Child) -> Option<i32> {
     child.wait().unwrap().code()
 }
 
-/// Starts `iolens ARGS`, waits (up to a minute) until `ready` says its first
+/// Starts `iolens ARGS`, waits while it runs until `ready` says its first
 /// results are in, presses Ctrl-C and collects it: its exit code.
 pub fn interrupt_when<I, S>(args: I, ready: impl FnMut() -> bool) -> Option<i32>
 where
@@ -176,10 +191,8 @@ where
     S: AsRef<OsStr>,
 {
     let mut child = start(args);
-    if !wait_for(Duration::from_secs(60), ready) {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("no result within a minute, nothing to interrupt");
+    if !wait_while_running(&mut child, ready) {
+        panic!("the command ended before its first result: nothing to interrupt");
     }
     interrupt(child)
 }
